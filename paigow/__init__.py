@@ -1,0 +1,1 @@
+"""The `paigow` command line: one entry point whose subcommands map to the subsystems."""

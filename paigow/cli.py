@@ -1,0 +1,324 @@
+"""`paigow` subcommands. Human-readable output by default, `--json` for machines.
+
+Malformed input ends the program with exit status 2 and one line naming the problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from rules import (
+    CATALOGUE,
+    CUTS,
+    FULL_SET,
+    DealError,
+    DeliveryOrder,
+    Dice,
+    Hand,
+    HouseWay,
+    InvalidHandError,
+    Setting,
+    check_set,
+    find_cut,
+    find_ruleset,
+    first_position,
+    parse_tiles,
+    ruleset_ids,
+)
+from rules.deal import parse_grid
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+class UsageError(Exception):
+    """Bad command-line input, reported in one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _emit(args: argparse.Namespace, data: dict[str, Any], human: str) -> int:
+    print(json.dumps(data, indent=2) if args.json else human)
+    return 0
+
+
+def _hand_json(hand: Hand) -> list[str]:
+    return [str(t) for t in hand.tiles]
+
+
+def _setting_json(setting: Setting) -> dict[str, list[str]]:
+    return {"high": _hand_json(setting.high), "low": _hand_json(setting.low)}
+
+
+def _setting_lines(setting: Setting) -> str:
+    return (
+        f"  high: {setting.high!s:<9} {setting.high.describe()}\n"
+        f"  low:  {setting.low!s:<9} {setting.low.describe()}"
+    )
+
+
+def _clause_json(way: HouseWay) -> dict[str, Any]:
+    return {"ref": way.clause.ref, "summary": way.clause.summary}
+
+
+def cmd_house_way(args: argparse.Namespace) -> int:
+    ruleset = find_ruleset(args.rules)
+    tiles = parse_tiles(args.tiles)
+    way = ruleset.house_way(tiles)
+    data = {
+        "rules": ruleset.id,
+        "tiles": [str(t) for t in tiles],
+        "high": _hand_json(way.setting.high),
+        "low": _hand_json(way.setting.low),
+        "high_hand": way.setting.high.describe(),
+        "low_hand": way.setting.low.describe(),
+        "clause": _clause_json(way),
+        "trail": [{"ref": c.ref, "summary": c.summary} for c in way.trail],
+    }
+    human = (
+        f"{ruleset.id} house way for {' '.join(str(t) for t in tiles)}\n"
+        f"{_setting_lines(way.setting)}\n  clause: {way.clause}"
+    )
+    return _emit(args, data, human)
+
+
+def cmd_check_setting(args: argparse.Namespace) -> int:
+    ruleset = find_ruleset(args.rules)
+    check = ruleset.check_setting(Setting.parse(args.setting))
+    data = {
+        "rules": ruleset.id,
+        "is_house_way": check.is_house_way,
+        "observed": {
+            "high": _hand_json(check.observed.high),
+            "low": _hand_json(check.observed.low),
+        },
+        "expected": {
+            "high": _hand_json(check.expected.high),
+            "low": _hand_json(check.expected.low),
+        },
+        "clause": {"ref": check.clause.ref, "summary": check.clause.summary},
+    }
+    verdict = "house way" if check.is_house_way else "NOT house way"
+    human = f"{check.observed}: {verdict} under {ruleset.id}"
+    if not check.is_house_way:
+        human += f"\n expected:\n{_setting_lines(check.expected)}"
+    human += f"\n  clause: {check.clause}"
+    return _emit(args, data, human)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    ruleset = find_ruleset(args.rules)
+    bank, player = Setting.parse(args.bank), Setting.parse(args.player)
+    for name, setting in (("bank", bank), ("player", player)):
+        if not setting.is_legal:
+            raise InvalidHandError(
+                f"the {name}'s high hand {setting.high} ranks below its low hand {setting.low}"
+            )
+    _check_copies([*bank.tiles, *player.tiles])
+    match = ruleset.match(player, bank)
+    data = {
+        "rules": ruleset.id,
+        "result": match.result.value,
+        "high": match.high.value,
+        "low": match.low.value,
+        "reasons": {"high": match.high_reason, "low": match.low_reason},
+        "clause": match.clause,
+    }
+    human = (
+        f"player: {match.result.value} under {ruleset.id} ({match.clause})\n"
+        f"  high: {match.high.value} ({match.high_reason})\n"
+        f"  low:  {match.low.value} ({match.low_reason})"
+    )
+    return _emit(args, data, human)
+
+
+def _check_copies(tiles: Sequence[Any]) -> None:
+    for tile, count in Counter(tiles).items():
+        if count > FULL_SET[tile]:
+            raise InvalidHandError(
+                f"{tile} appears {count} times but a set holds {FULL_SET[tile]}: a foreign tile"
+            )
+
+
+def cmd_deal_order(args: argparse.Namespace) -> int:
+    ruleset = find_ruleset(args.rules)
+    cut, implied = find_cut(args.cut)
+    if ruleset.cuts is not None and cut.id not in ruleset.cuts:
+        raise DealError(f"cut {cut.id!r} is not named in {ruleset.id}")
+    if args.adjust and not ruleset.delivery_adjustment:
+        raise DealError(f"{ruleset.id} has no +4/-4 delivery adjustment (that is NZ 9.6)")
+    options = cut.options(
+        side=args.side or implied.get("side"),
+        layer=args.layer or implied.get("layer"),
+        end=args.end or implied.get("end"),
+    )
+    dice = Dice.of(args.dice)
+    if args.grid:
+        first = first_position(dice.total, args.banker, args.adjust or 0)
+        order = DeliveryOrder(first, parse_grid(args.grid), cut.id, options)
+        source = "the table's approved order (--grid)"
+    else:
+        order = DeliveryOrder.build(cut, options, dice, args.banker, args.adjust or 0)
+        source = cut.source
+    data = {
+        "rules": ruleset.id,
+        "dice": list(dice.values),
+        "total": dice.total,
+        "banker": args.banker,
+        "adjust": args.adjust or 0,
+        "first_position": order.first,
+        "cut": cut.id,
+        "options": {
+            k: v.value
+            for k, v in (("side", options.side), ("layer", options.layer), ("end", options.end))
+            if v is not None
+        },
+        "positions": list(order.positions),
+        "grid": [list(row) for row in order.grid],
+        "clause": ruleset.deal_clause,
+        "source": source,
+    }
+    adjust = f" {args.adjust:+d}" if args.adjust else ""
+    rows = "\n".join("    " + " ".join(str(g) for g in row) for row in order.grid)
+    human = (
+        f"dice {dice} = {dice.total}{adjust}, banker at {args.banker}: "
+        f"first group to position {order.first} ({ruleset.id} {ruleset.deal_clause})\n"
+        f"cut {cut.id} ({options}; {source})\n"
+        f"  group:    {' '.join(str(g) for g in range(1, 9))}\n"
+        f"  position: {' '.join(str(p) for p in order.positions)}\n"
+        f"  groups by stack (top layer first, dealer's left to right):\n{rows}"
+    )
+    return _emit(args, data, human)
+
+
+def cmd_check_set(args: argparse.Namespace) -> int:
+    tiles = parse_tiles(args.tiles)
+    report = check_set(tiles, whole_set=args.whole_set)
+    data = {
+        "ok": report.ok,
+        "tiles_seen": report.tiles_seen,
+        "faults": [f.name.lower() for f in type(report.faults) if f in report.faults and f.name],
+        "foreign": [{"tile": str(t), "extra": n} for t, n in report.foreign],
+        "missing": [{"tile": str(t), "short": n} for t, n in report.missing],
+    }
+    return _emit(args, data, str(report))
+
+
+def cmd_rulesets(args: argparse.Namespace) -> int:
+    books = [find_ruleset(i) for i in ruleset_ids()]
+    data = {
+        "rulesets": [
+            {"id": r.id, "title": r.title, "source": r.source, "cuts": r.cuts} for r in books
+        ]
+    }
+    return _emit(args, data, "\n".join(f"{r.id:<9} {r.title}" for r in books))
+
+
+def cmd_cuts(args: argparse.Namespace) -> int:
+    named = find_ruleset(args.rules).cuts if args.rules else None
+    cuts = [c for c in CUTS.values() if named is None or c.id in named]
+    data = {
+        "cuts": [
+            {"id": c.id, "names": c.names, "source": c.source, "has_order": c.drawn is not None}
+            for c in cuts
+        ]
+    }
+    human = "\n".join(f"{c.id:<28} {c.names}  [{c.source}]" for c in cuts)
+    return _emit(args, data, human)
+
+
+def cmd_irregularities(args: argparse.Namespace) -> int:
+    infos = list(CATALOGUE.values())
+    data = {
+        "irregularities": [
+            {
+                "kind": i.kind.value,
+                "severity": i.severity.value,
+                "description": i.description,
+                "clauses": dict(i.clauses),
+            }
+            for i in infos
+        ]
+    }
+    human = "\n".join(
+        f"{i.kind.value:<22} {i.severity.value:<8} {i.description}"
+        + (f"  [{args.rules} {i.clause(args.rules)}]" if args.rules else "")
+        for i in infos
+    )
+    if args.rules:
+        find_ruleset(args.rules)
+    return _emit(args, data, human)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="paigow", description="Pai Gow tiles table monitor.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    def command(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("--json", action="store_true", help="print JSON instead of text")
+        sub.set_defaults(handler=handler)
+        return sub
+
+    def rules_option(sub: argparse.ArgumentParser, required: bool = True) -> None:
+        sub.add_argument(
+            "--rules", required=required, metavar="RULESET", help="nz-1998, act-2005, ..."
+        )
+
+    sub = command("house-way", cmd_house_way, "Set four tiles the house way, citing the clause.")
+    rules_option(sub)
+    sub.add_argument("tiles", nargs="+", metavar="TILE", help="four tiles in pips, e.g. 6-6")
+
+    sub = command("check-setting", cmd_check_setting, "Was an observed setting the house way?")
+    rules_option(sub)
+    sub.add_argument("setting", metavar="'HIGH HIGH / LOW LOW'")
+
+    sub = command("compare", cmd_compare, "Match a player's set hand against the bank's.")
+    rules_option(sub)
+    sub.add_argument("--bank", required=True, metavar="'HIGH HIGH / LOW LOW'")
+    sub.add_argument("--player", required=True, metavar="'HIGH HIGH / LOW LOW'")
+
+    sub = command("deal-order", cmd_deal_order, "Which position gets each group and stack.")
+    rules_option(sub)
+    sub.add_argument("--dice", required=True, nargs="+", type=int, metavar="DIE")
+    sub.add_argument("--banker", required=True, type=int, help="the banker's position, 1..8")
+    sub.add_argument("--adjust", type=int, choices=(4, -4), help="NZ 9.6: +4 or -4")
+    sub.add_argument("--cut", default="yat-dong-dong", help="cut id (default yat-dong-dong)")
+    sub.add_argument("--side", choices=("left", "right"), help="default: as the rule book draws")
+    sub.add_argument("--layer", choices=("top", "bottom"))
+    sub.add_argument("--end", choices=("head", "tail"))
+    sub.add_argument("--grid", metavar="'G G ... / G ...'", help="the table's own order: 32 groups")
+
+    sub = command("check-set", cmd_check_set, "Check tiles seen against the 32-tile set.")
+    sub.add_argument("tiles", nargs="+", metavar="TILE")
+    sub.add_argument("--whole-set", action="store_true", help="all 32 should be present")
+
+    command("rulesets", cmd_rulesets, "List the rule books.")
+    sub = command("cuts", cmd_cuts, "List the cuts (those a rule book names, with --rules).")
+    rules_option(sub, required=False)
+    sub = command("irregularities", cmd_irregularities, "List the irregularity catalogue.")
+    rules_option(sub, required=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        handler: Handler = args.handler
+        return handler(args)
+    except (UsageError, ValueError) as error:
+        print(f"paigow: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""The Pai Gow tiles domain: tiles, hands, house ways, deal order, cuts and irregularities.
+
+Standard library only. `vision/` and `edge/` import this package; it imports neither.
+
+Exceptions, all `ValueError`s raised only for malformed input (verdicts are returned as data):
+
+    InvalidTileError      a tile that is not in the 32-tile set
+    InvalidHandError      a hand or setting of the wrong size or shape, or a draw no set can deal
+    UnknownRulesetError   a ruleset id we do not encode
+    DealError             dice, positions, cuts or cut options that cannot be
+"""
+
+from rules.deal import (
+    CUTS,
+    Cut,
+    CutOptions,
+    DealError,
+    DeliveryCheck,
+    DeliveryOrder,
+    Dice,
+    Mismatch,
+    find_cut,
+    first_position,
+)
+from rules.hands import Hand, HandKind, InvalidHandError, Setting, all_settings
+from rules.houseway import Clause, HouseWay, HouseWayCheck
+from rules.integrity import IntegrityReport, SetFault, check_set
+from rules.irregularities import CATALOGUE, Irregularity, IrregularityInfo, Severity
+from rules.matching import Match, PartResult, Result
+from rules.rulesets import Ruleset, UnknownRulesetError, find_ruleset, ruleset_ids
+from rules.tiles import FACES, FULL_SET, InvalidTileError, Suit, Tile, parse_tiles
+
+__all__ = [
+    "CATALOGUE",
+    "CUTS",
+    "FACES",
+    "FULL_SET",
+    "Clause",
+    "Cut",
+    "CutOptions",
+    "DealError",
+    "DeliveryCheck",
+    "DeliveryOrder",
+    "Dice",
+    "Hand",
+    "HandKind",
+    "HouseWay",
+    "HouseWayCheck",
+    "IntegrityReport",
+    "InvalidHandError",
+    "InvalidTileError",
+    "Irregularity",
+    "IrregularityInfo",
+    "Match",
+    "Mismatch",
+    "PartResult",
+    "Result",
+    "Ruleset",
+    "SetFault",
+    "Setting",
+    "Severity",
+    "Suit",
+    "Tile",
+    "UnknownRulesetError",
+    "all_settings",
+    "check_set",
+    "find_cut",
+    "find_ruleset",
+    "first_position",
+    "parse_tiles",
+    "ruleset_ids",
+]

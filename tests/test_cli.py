@@ -1,0 +1,104 @@
+"""The `paigow` command line, run as a user runs it: a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def paigow(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "paigow.cli", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_house_way_json_has_high_low_and_clause() -> None:
+    run = paigow("house-way", "--rules", "mbs-2020", "6-6", "2-2", "3-5", "4-5", "--json")
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    assert data["high"] == ["6-6", "3-5"]
+    assert data["low"] == ["2-2", "4-5"]
+    assert data["clause"]["ref"] == "App. C exceptions #1"
+
+
+def test_house_way_human_output_names_hands_and_clause() -> None:
+    run = paigow("house-way", "--rules", "nz-1998", "6-6 6-6 4-5 5-6")
+    assert run.returncode == 0
+    assert "Teen Wong" in run.stdout and "App. 4 2.3" in run.stdout
+
+
+def test_deal_order_json() -> None:
+    run = paigow(
+        "deal-order", "--rules", "mbs-2020", "--dice", "3", "4", "5", "--banker", "1",
+        "--cut", "cup-say", "--side", "right", "--layer", "top", "--json",
+    )  # fmt: skip
+    data = json.loads(run.stdout)
+    assert data["positions"] == [4, 5, 6, 7, 8, 1, 2, 3]
+    assert data["grid"][0] == [7, 7, 5, 5, 3, 3, 1, 1]
+    assert len(data["grid"]) == 4
+
+
+def test_deal_order_defaults_to_yat_dong_dong_from_the_right_and_takes_nz_adjustment() -> None:
+    run = paigow("deal-order", "--rules", "nz-1998", "--dice", "6", "6", "6", "--banker", "3",
+                 "--adjust", "-4", "--json")  # fmt: skip
+    data = json.loads(run.stdout)
+    assert data["cut"] == "yat-dong-dong" and data["options"] == {"side": "right"}
+    assert data["first_position"] == (3 - 1 + 14 - 1) % 8 + 1
+    assert data["grid"][0] == [8, 7, 6, 5, 4, 3, 2, 1]
+
+
+@pytest.mark.parametrize(
+    ("bank", "player", "result"),
+    [("6-6 4-5 / 1-1 1-6", "4-4 4-4 / 5-5 1-6", "push"),
+     ("4-4 3-5 / 1-3 1-5", "6-6 6-6 / 1-1 1-1", "win")],
+)  # fmt: skip
+def test_compare(bank: str, player: str, result: str) -> None:
+    run = paigow("compare", "--rules", "act-2005", "--bank", bank, "--player", player, "--json")
+    assert json.loads(run.stdout)["result"] == result
+
+
+def test_check_setting_reports_expected_and_clause() -> None:
+    run = paigow("check-setting", "--rules", "rws-2018", "6-6 4-5 / 2-2 3-5", "--json")
+    data = json.loads(run.stdout)
+    assert data["is_house_way"] is False
+    assert data["expected"] == {"high": ["6-6", "3-5"], "low": ["2-2", "4-5"]}
+    assert data["clause"]["ref"] == "App. C 1.4 #1"
+
+
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [
+        (["house-way", "--rules", "mbs-2020", "7-7", "2-2", "3-5", "4-5"], "7-7"),
+        (["house-way", "--rules", "mbs-2020", "6-6", "2-2", "3-5"], "4 tiles"),
+        (["house-way", "--rules", "mbs-2020", "4-5", "4-5", "3-5", "1-1"], "4-5 appears 2"),
+        (["house-way", "--rules", "nz-2000", "6-6", "2-2", "3-5", "4-5"], "nz-2000"),
+        (["deal-order", "--rules", "mbs-2020", "--dice", "3", "4", "5", "--banker", "1",
+          "--cut", "shuffle"], "shuffle"),
+        (["deal-order", "--rules", "mbs-2020", "--dice", "3", "4", "--banker", "1"], "three dice"),
+        (["deal-order", "--rules", "act-2005", "--dice", "3", "4", "5", "--banker", "1",
+          "--adjust", "4"], "adjustment"),
+        (["deal-order", "--rules", "nz-1998", "--dice", "3", "4", "5", "--banker", "1",
+          "--cut", "tower"], "not named in nz-1998"),
+        (["compare", "--rules", "mbs-2020", "--bank", "6-6 6-6 / 1-1 1-1",
+          "--player", "6-6 4-5 / 1-1 3-6"], "6-6 appears 3"),
+        (["compare", "--rules", "mbs-2020", "--bank", "6-6 6-6 1-1",
+          "--player", "6-6 4-5 / 1-1 3-6"], "HIGH HIGH / LOW LOW"),
+        (["no-such-command"], "no-such-command"),
+    ],
+)  # fmt: skip
+def test_bad_input_exits_2_with_one_line_naming_the_problem(args: list[str], names: str) -> None:
+    run = paigow(*args)
+    assert run.returncode == 2
+    assert run.stdout == ""
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in run.stderr
+    assert names in lines[0]
+
+
+@pytest.mark.parametrize("command", ["rulesets", "cuts", "irregularities"])
+def test_listing_commands(command: str) -> None:
+    run = paigow(command, "--json")
+    assert run.returncode == 0 and json.loads(run.stdout)

@@ -1,0 +1,142 @@
+"""Dice, first position, the cut catalogue and checking a delivery."""
+
+from __future__ import annotations
+
+import pytest
+
+from rules import CUTS, DealError, DeliveryOrder, Dice, find_cut, find_ruleset, first_position
+from rules.deal import parse_grid
+from tests.conftest import FIXTURES, RULESETS
+
+
+def walk(total: int, banker: int) -> int:
+    """Count box by box counter-clockwise from the banker, who is 1 (and 9 and 17)."""
+    position = banker
+    for _ in range(total - 1):
+        position = position % 8 + 1
+    return position
+
+
+@pytest.mark.parametrize("banker", range(1, 9))
+@pytest.mark.parametrize("total", range(3, 19))
+def test_first_position_counts_from_the_banker(total: int, banker: int) -> None:
+    assert first_position(total, banker) == walk(total, banker)
+
+
+@pytest.mark.parametrize(
+    ("total", "banker", "adjust", "first"),
+    [(9, 1, 0, 1), (17, 1, 0, 1), (3, 1, 0, 3), (12, 5, 0, 8), (12, 1, 4, 8), (12, 1, -4, 8),
+     (3, 1, -4, 7), (18, 8, 4, 5)],
+)  # fmt: skip
+def test_first_position_examples(total: int, banker: int, adjust: int, first: int) -> None:
+    assert first_position(total, banker, adjust) == first
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [(lambda: first_position(10, 9), "banker"), (lambda: first_position(10, 1, 3), "adjust"),
+     (lambda: Dice.of([1, 2]), "three"), (lambda: Dice.of([1, 2, 7]), "1 to 6"),
+     (lambda: Dice.parse("a b c"), "three numbers"), (lambda: find_cut("nope"), "unknown cut"),
+     (lambda: CUTS["tower"].options(side="left"), "no side"),
+     (lambda: CUTS["cup-say"].options(side="up"), "left or right"),
+     (CUTS["harbour-bridge"].grid, "no rule book describes"),
+     (lambda: parse_grid("1 2 3"), "32 group numbers"),
+     (lambda: parse_grid(" ".join(["1"] * 32)), "exactly four")],
+)  # fmt: skip
+def test_bad_deal_input_is_a_named_error(call: object, message: str) -> None:
+    with pytest.raises(DealError, match=message):
+        call()  # type: ignore[operator]
+
+
+def drawn_grids() -> list[tuple[str, dict[str, str], tuple[tuple[int, ...], ...]]]:
+    blocks = (FIXTURES / "cuts" / "mbs-2020.txt").read_text().split("\n\n")
+    found = []
+    for block in blocks:
+        lines = [line for line in block.splitlines() if line and not line.startswith("#")]
+        name, *options = lines[0].split()
+        rows = tuple(tuple(int(x) for x in row.split()) for row in lines[1:])
+        found.append((name, dict(o.split("=") for o in options), rows))
+    return found
+
+
+@pytest.mark.parametrize(("name", "options", "rows"), drawn_grids(), ids=lambda v: str(v)[:24])
+def test_mbs_drawn_cuts(
+    name: str, options: dict[str, str], rows: tuple[tuple[int, ...], ...]
+) -> None:
+    cut, implied = find_cut(name)
+    assert cut.grid(cut.options(**{**implied, **options})) == rows
+
+
+@pytest.mark.parametrize("cut_id", [c for c in CUTS if CUTS[c].drawn is not None])
+def test_every_option_of_every_cut_deals_each_group_four_tiles(cut_id: str) -> None:
+    cut = CUTS[cut_id]
+    for options in cut.all_options():
+        grid = cut.grid(options)
+        assert sorted(g for row in grid for g in row) == sorted(list(range(1, 9)) * 4)
+
+
+@pytest.mark.parametrize("cut_id", [c for c in CUTS if CUTS[c].defaults.side is not None])
+def test_left_is_the_mirror_of_right(cut_id: str) -> None:
+    cut = CUTS[cut_id]
+    if cut.drawn is None:
+        pytest.skip("no published order")
+    left, right = cut.grid(cut.options(side="left")), cut.grid(cut.options(side="right"))
+    assert left == tuple(tuple(reversed(row)) for row in right)
+
+
+@pytest.mark.parametrize("ruleset_id", RULESETS)
+def test_every_cut_a_rule_book_names_is_catalogued(ruleset_id: str) -> None:
+    named = find_ruleset(ruleset_id).cuts
+    assert named is None or set(named) <= set(CUTS)
+
+
+def test_every_catalogued_cut_is_named_by_some_rule_book() -> None:
+    named = {c for r in RULESETS for c in (find_ruleset(r).cuts or ())}
+    assert named == set(CUTS)
+
+
+def order(cut: str = "cup-say", dice: str = "3 4 5", banker: int = 1) -> DeliveryOrder:
+    found = CUTS[cut]
+    return DeliveryOrder.build(found, found.options(), Dice.parse(dice), banker)
+
+
+def observe(delivery: DeliveryOrder) -> dict[tuple[int, int], int]:
+    cells = [(layer, stack) for layer in range(4) for stack in range(8)]
+    return {cell: delivery.position_of(cell) for cell in cells}
+
+
+def test_deal_order_positions_and_cells() -> None:
+    delivery = order()
+    assert delivery.first == 4
+    assert delivery.positions == (4, 5, 6, 7, 8, 1, 2, 3)
+    assert delivery.position_of((0, 7)) == 4  # group 1: top of the two right-hand stacks
+    assert delivery.position_of((3, 0)) == 3  # group 8
+
+
+def test_a_faithful_delivery_has_no_mismatch() -> None:
+    delivery = order()
+    check = delivery.check(observe(delivery))
+    assert check.ok and check.cells_checked == 32
+
+
+def test_a_delivery_started_at_the_wrong_position_is_named_as_such() -> None:
+    wrong = observe(order(dice="3 4 6"))  # one more pip: everything shifted by one position
+    check = order().check(wrong)
+    assert len(check.mismatches) == 32
+    assert check.wrong_first_position and check.observed_first_position == 5
+
+
+def test_stacks_out_of_cut_order_are_each_reported() -> None:
+    delivery = order()
+    seen = observe(delivery)
+    seen[(0, 7)], seen[(0, 5)] = seen[(0, 5)], seen[(0, 7)]  # two cells swapped
+    check = delivery.check(seen)
+    assert {m.cell for m in check.mismatches} == {(0, 7), (0, 5)}
+    assert not check.wrong_first_position
+    assert "went to position" in str(check.mismatches[0])
+
+
+def test_a_partial_observation_checks_only_what_was_seen() -> None:
+    delivery = order()
+    check = delivery.check({(0, 7): 4, (3, 0): 3})
+    assert check.ok and check.cells_checked == 2

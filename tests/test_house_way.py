@@ -1,0 +1,154 @@
+"""House way: golden examples from each rule book, every draw, and the documented readings."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from rules import InvalidHandError, Setting, Tile, all_settings, find_ruleset, parse_tiles
+from rules.houseway import TIE_READING
+from tests.conftest import FIXTURES, RULESETS
+
+
+def golden_cases() -> list[tuple[str, str, str, list[str]]]:
+    cases = []
+    for path in sorted((FIXTURES / "house_way").glob("*.txt")):
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            left, clauses = line.split("  # ")
+            tiles, expected = left.split(" -> ")
+            cases.append((path.stem, tiles, expected, [c.strip() for c in clauses.split(" > ")]))
+            assert number  # keeps the line number in the id below
+    return cases
+
+
+CASES = golden_cases()
+
+
+@pytest.mark.parametrize(
+    ("ruleset_id", "tiles", "expected", "clauses"),
+    CASES,
+    ids=[f"{c[0]}:{c[1]}" for c in CASES],
+)
+def test_golden_house_way(ruleset_id: str, tiles: str, expected: str, clauses: list[str]) -> None:
+    way = find_ruleset(ruleset_id).house_way(parse_tiles([tiles]))
+    wanted = Setting.parse(expected)
+    assert Counter(wanted.tiles) == Counter(parse_tiles([tiles])), "fixture line is inconsistent"
+    assert way.accepts(wanted), f"engine set {way.setting} by {way.clause}"
+    assert way.clause.ref == clauses[-1]
+    assert set(clauses[:-1]) <= {c.ref for c in way.trail}
+
+
+def test_every_rule_book_has_golden_examples() -> None:
+    assert {c[0] for c in CASES} == set(RULESETS)
+
+
+@pytest.mark.parametrize("ruleset_id", RULESETS)
+def test_every_draw_gets_a_legal_setting_of_its_own_tiles(
+    ruleset_id: str, all_draws: list[tuple[Tile, ...]]
+) -> None:
+    ruleset = find_ruleset(ruleset_id)
+    for draw in all_draws:
+        way = ruleset.house_way(draw)
+        assert way.setting.is_legal, draw
+        assert Counter(way.setting.tiles) == Counter(draw)
+        assert ruleset.check_setting(way.setting).is_house_way
+
+
+@pytest.mark.parametrize("ruleset_id", RULESETS)
+def test_check_setting_rejects_every_other_way_with_the_expected_one(ruleset_id: str) -> None:
+    ruleset = find_ruleset(ruleset_id)
+    draw = parse_tiles(["6-6 2-2 3-5 4-5"])
+    expected = ruleset.house_way(draw)
+    others = [s for s in all_settings(draw) if s.signature != expected.setting.signature]
+    assert others
+    for observed in others:
+        check = ruleset.check_setting(observed)
+        assert not check.is_house_way
+        assert check.expected == expected.setting
+        assert check.clause == expected.clause
+
+
+@pytest.mark.parametrize("ruleset_id", RULESETS)
+def test_a_draw_no_set_can_deal_is_refused(ruleset_id: str) -> None:
+    with pytest.raises(InvalidHandError, match="foreign"):
+        find_ruleset(ruleset_id).house_way(parse_tiles(["4-5 4-5 1-1 6-6"]))
+    with pytest.raises(InvalidHandError, match="4 tiles"):
+        find_ruleset(ruleset_id).house_way(parse_tiles(["6-6 1-1 4-5"]))
+
+
+# The readings written down in docs/house-way.md, one test each. ---------------------------
+
+
+def test_reading_gee_joon_counts_as_a_six_in_nz_split_lists() -> None:
+    way = find_ruleset("nz-1998").house_way(parse_tiles(["6-6 6-6 4-5 2-4"]))
+    assert way.accepts(Setting.parse("6-6 4-5 / 6-6 2-4"))  # Teen Wong / 8
+    assert way.clause.ref == "App. 4 2.3 Teen or Day"
+
+
+@pytest.mark.parametrize(("ruleset_id", "low_ref"), [("mbs-2020", "App. C split pairs #-")])
+def test_reading_a_split_never_weakens_the_low_hand(ruleset_id: str, low_ref: str) -> None:
+    ruleset = find_ruleset(ruleset_id)
+    # Eights with Teen and 9 would "make 7 & Gong", but the pair keeps a Teen Wong low.
+    way = ruleset.house_way(parse_tiles(["4-4 4-4 6-6 4-5"]))
+    assert way.accepts(Setting.parse("4-4 4-4 / 6-6 4-5"))
+    assert way.clause.ref == low_ref
+    # Two pairs stay two pairs even where splitting one "makes 9 & 9 or better".
+    assert ruleset.house_way(parse_tiles(["6-6 6-6 4-5 3-6"])).accepts(
+        Setting.parse("6-6 6-6 / 4-5 3-6")
+    )
+
+
+def test_reading_act_split_guard_applies_to_the_low_hand() -> None:
+    # Splitting always lowers the high hand, so the guard of 10.1(a) must mean the low one.
+    way = find_ruleset("act-2005").house_way(parse_tiles(["6-6 6-6 4-5 3-6"]))
+    assert way.accepts(Setting.parse("6-6 6-6 / 4-5 3-6"))
+    assert way.clause.ref == "10.1(a)"
+
+
+def test_reading_mbs_without_chong_three_plays_wong_before_gong_before_high_nine() -> None:
+    way = find_ruleset("mbs-2020").house_way(parse_tiles(["6-6 1-6 4-5 2-2"]))
+    assert way.accepts(Setting.parse("6-6 4-5 / 1-6 2-2"))
+
+
+def test_reading_act_literal_gong_before_wong_without_chong_three() -> None:
+    # Teen, 8, 9 and 11: a High Nine is impossible; the Gong leaves 9+11 = 0 and the Wong
+    # leaves 8+11 = 9 (Chong 3+), so the first pass already plays the Wong.
+    way = find_ruleset("act-2005").house_way(parse_tiles(["6-6 4-4 4-5 5-6"]))
+    assert way.accepts(Setting.parse("6-6 4-5 / 4-4 5-6"))
+    assert way.clause.ref == "10.1(b)"
+
+
+@pytest.mark.parametrize("ruleset_id", ["mbs-2020", "rws-2018"])
+def test_reading_as_close_as_possible_means_the_stronger_low_hand(ruleset_id: str) -> None:
+    # App. C "as close as possible": 4 & 8 is played, not the closer but weaker 1 & 1.
+    way = find_ruleset(ruleset_id).house_way(parse_tiles(["1-6 1-3 3-4 2-2"]))
+    assert way.accepts(Setting.parse("1-3 2-2 / 1-6 3-4"))
+
+
+@pytest.mark.parametrize("ruleset_id", RULESETS)
+def test_final_tie_reading_is_rare_and_picks_the_stronger_low(
+    ruleset_id: str, all_draws: list[tuple[Tile, ...]]
+) -> None:
+    ruleset = find_ruleset(ruleset_id)
+    tied = [d for d in all_draws if ruleset.house_way(d).clause == TIE_READING]
+    assert len(tied) < 0.05 * len(all_draws)
+    for draw in tied[:200]:
+        way = ruleset.house_way(draw)
+        best_low = max(s.low.strength for s in all_settings(draw) if s.is_legal)
+        assert way.setting.low.strength <= best_low
+
+
+def test_fixture_files_cover_each_split_line_and_exception() -> None:
+    refs = {c[3][0] for c in CASES} | {r for c in CASES for r in c[3]}
+    for n in range(1, 12):
+        assert f"App. C exceptions #{n}" in refs
+        assert f"App. C 1.4 #{n}" in refs
+    for letter in "abcdefghi":
+        assert f"10.2({letter})" in refs
+    for n in range(1, 6):
+        assert f"App. C split pairs #{n}" in refs
+    assert Path(FIXTURES / "house_way" / "nz-1998.txt").exists()
