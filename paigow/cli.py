@@ -10,6 +10,7 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from rules import (
@@ -257,6 +258,62 @@ def cmd_irregularities(args: argparse.Namespace) -> int:
     return _emit(args, data, human)
 
 
+def _resolution(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise UsageError(
+            f"a resolution is written WIDTHxHEIGHT, e.g. 1280x720, got {text!r}"
+        ) from None
+    if not (320 <= width <= 7680 and 240 <= height <= 4320):
+        raise UsageError(f"resolution {text} is outside 320x240 .. 7680x4320")
+    return width, height
+
+
+def cmd_synth_dataset(args: argparse.Namespace) -> int:
+    from vision.synth.dataset import write_dataset
+
+    if args.n < 1:
+        raise UsageError("--n must be at least 1")
+    resolution = _resolution(args.resolution) if args.resolution else None
+    card = write_dataset(Path(args.out), args.n, args.seed, resolution=resolution)
+    labelled = sum(sum(c.values()) for c in card["objects"].values())
+    return _emit(
+        args,
+        card,
+        f"{args.n} images, {labelled} labelled objects in {args.out} "
+        f"(card: {Path(args.out) / 'README.md'})",
+    )
+
+
+def cmd_synth_round(args: argparse.Namespace) -> int:
+    from vision.synth.round import simulate_round
+
+    find_ruleset(args.rules)
+    truth = simulate_round(
+        Path(args.out),
+        args.seed,
+        args.rules,
+        args.irregularity or [],
+        fps=args.fps,
+        resolution=_resolution(args.resolution),
+        cut=args.cut,
+    )
+    human = (
+        f"round {args.seed} under {args.rules}: dice {truth['dice']}, cut {truth['cut']}, "
+        f"first position {truth['first_position']}, {truth['frames']} frames -> "
+        f"{Path(args.out) / 'round.mp4'}"
+    )
+    return _emit(args, truth, human)
+
+
+def cmd_synth_gallery(args: argparse.Namespace) -> int:
+    from vision.synth.gallery import gallery
+
+    path = gallery(Path(args.out), seed=args.seed)
+    return _emit(args, {"gallery": str(path)}, f"gallery written to {path}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="paigow", description="Pai Gow tiles table monitor.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -300,6 +357,36 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command("check-set", cmd_check_set, "Check tiles seen against the 32-tile set.")
     sub.add_argument("tiles", nargs="+", metavar="TILE")
     sub.add_argument("--whole-set", action="store_true", help="all 32 should be present")
+
+    synth = commands.add_parser("synth", help="The synthetic table: data sets, rounds, gallery.")
+    synth_commands = synth.add_subparsers(
+        dest="synth_command", metavar="WHAT", parser_class=_Parser
+    )
+    synth_commands.required = True
+
+    def synth_command(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
+        sub = synth_commands.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("--json", action="store_true", help="print JSON instead of text")
+        sub.add_argument("--seed", type=int, default=0)
+        sub.add_argument("--out", required=True, help="output folder (file for gallery)")
+        sub.set_defaults(handler=handler)
+        return sub
+
+    sub = synth_command("dataset", cmd_synth_dataset, "Render a labelled data set for YOLO.")
+    sub.add_argument("--n", type=int, required=True, help="number of images")
+    sub.add_argument("--resolution", help="fix every image's size, e.g. 1920x1080")
+    sub = synth_command("round", cmd_synth_round, "Render a whole round: video + ground truth.")
+    rules_option(sub)
+    sub.add_argument(
+        "--irregularity",
+        action="append",
+        metavar="KIND",
+        help="inject one (repeatable): " + ", ".join(k.value for k in CATALOGUE),
+    )
+    sub.add_argument("--cut", help="cut id (default: drawn from the rule book's cuts)")
+    sub.add_argument("--fps", type=float, default=10.0)
+    sub.add_argument("--resolution", default="1280x720")
+    synth_command("gallery", cmd_synth_gallery, "Render the gallery contact sheet.")
 
     command("rulesets", cmd_rulesets, "List the rule books.")
     sub = command("cuts", cmd_cuts, "List the cuts (those a rule book names, with --rules).")

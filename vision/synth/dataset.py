@@ -1,0 +1,206 @@
+"""`paigow synth dataset`: labelled images in the layout ultralytics trains on.
+
+OUT/images/{train,val}/NNNNNN.jpg
+OUT/labels/{train,val}/NNNNNN.txt       axis-aligned boxes: class cx cy w h (0..1)
+OUT/obb/labels/{train,val}/NNNNNN.txt   oriented boxes: class x1 y1 ... x4 y4 (0..1)
+OUT/obb/images -> ../images
+OUT/data.yaml, OUT/obb/data.yaml        for `yolo train data=...`
+OUT/annotations.jsonl                   every object: label, corners, visibility, tags
+OUT/README.md, OUT/card.json            the data-set card: classes, counts, command
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+from tqdm import tqdm
+
+from vision.synth.labels import CLASS_ID, CLASSES
+from vision.synth.layout import TableLayout
+from vision.synth.render import Look, Renderer, Rendering
+from vision.synth.sampler import random_camera, random_scene
+from vision.synth.textures import ClothStyle, Image, cloth_image, random_cloth
+
+LAYOUT = TableLayout()
+CLOTHS = 12
+
+
+@dataclass(frozen=True)
+class Sample:
+    rendering: Rendering
+    jpeg_quality: int
+    resolution: tuple[int, int]
+
+
+@lru_cache(maxsize=CLOTHS)
+def _cloth(style: ClothStyle) -> Image:
+    return cloth_image(style, LAYOUT)
+
+
+def cloth_styles(seed: int) -> list[ClothStyle]:
+    rng = np.random.default_rng([seed, 0xC107])
+    return [random_cloth(rng) for _ in range(CLOTHS)]
+
+
+IMAGES_PER_CAMERA = 4
+"""Consecutive images share a camera and cloth (each with its own scene and look): building
+the camera's view of the cloth is a third of an image's cost."""
+
+
+@lru_cache(maxsize=2)
+def _renderer(seed: int, group: int, resolution: tuple[int, int] | None) -> Renderer:
+    rng = np.random.default_rng([seed, group, 0xCA3])
+    styles = cloth_styles(seed)
+    style = styles[int(rng.integers(len(styles)))]
+    camera = random_camera(rng, LAYOUT, resolution, zone=False)
+    return Renderer(camera, _cloth(style), LAYOUT)
+
+
+def render_sample(seed: int, index: int, resolution: tuple[int, int] | None = None) -> Sample:
+    """Image `index` of the data set for `seed`: the same pixels whatever else is generated."""
+    rng = np.random.default_rng([seed, index])
+    things = random_scene(rng, LAYOUT)
+    if rng.random() < 0.35:  # a close-up of one zone: its own camera
+        camera = random_camera(rng, LAYOUT, resolution, zone=True, things=things)
+        styles = cloth_styles(seed)
+        renderer = Renderer(camera, _cloth(styles[int(rng.integers(len(styles)))]), LAYOUT)
+    else:
+        renderer = _renderer(seed, index // IMAGES_PER_CAMERA, resolution)
+    rendering = renderer.render(things, Look.random(rng), rng)
+    width, height = renderer.camera.width, renderer.camera.height
+    return Sample(rendering, int(rng.integers(60, 96)), (width, height))
+
+
+def yolo_lines(rendering: Rendering, width: int, height: int) -> tuple[list[str], list[str]]:
+    """Axis-aligned and oriented label lines for the labelled objects."""
+    boxes, oriented = [], []
+    for label in rendering.labels:
+        if not label.labelled or label.label is None:
+            continue
+        cls = CLASS_ID[label.label]
+        x1, y1, x2, y2 = label.box
+        if x2 - x1 < 1 or y2 - y1 < 1:
+            continue
+        boxes.append(
+            f"{cls} {(x1 + x2) / 2 / width:.6f} {(y1 + y2) / 2 / height:.6f} "
+            f"{(x2 - x1) / width:.6f} {(y2 - y1) / height:.6f}"
+        )
+        corners = np.clip(label.corners / [width, height], 0, 1)
+        oriented.append(f"{cls} " + " ".join(f"{v:.6f}" for v in corners.ravel()))
+    return boxes, oriented
+
+
+def write_dataset(
+    out: Path,
+    n: int,
+    seed: int,
+    *,
+    val_fraction: float = 0.1,
+    resolution: tuple[int, int] | None = None,
+    progress: bool = True,
+) -> dict:  # type: ignore[type-arg]
+    """Render and write `n` images; returns the data-set card."""
+    out.mkdir(parents=True, exist_ok=True)
+    counts: dict[str, Counter[str]] = {"train": Counter(), "val": Counter()}
+    resolutions: Counter[str] = Counter()
+    images = {"train": 0, "val": 0}
+    with (out / "annotations.jsonl").open("w") as annotations:
+        for index in tqdm(range(n), desc="rendering", unit="img", disable=not progress):
+            split = "val" if (index * 7919 % 1000) < val_fraction * 1000 else "train"
+            sample = render_sample(seed, index, resolution)
+            width, height = sample.resolution
+            name = f"{index:06d}"
+            for folder in (
+                out / "images" / split,
+                out / "labels" / split,
+                out / "obb" / "labels" / split,
+            ):
+                folder.mkdir(parents=True, exist_ok=True)
+            cv2.imwrite(
+                str(out / "images" / split / f"{name}.jpg"),
+                sample.rendering.image,
+                [cv2.IMWRITE_JPEG_QUALITY, sample.jpeg_quality],
+            )
+            boxes, oriented = yolo_lines(sample.rendering, width, height)
+            (out / "labels" / split / f"{name}.txt").write_text("\n".join(boxes) + "\n")
+            (out / "obb" / "labels" / split / f"{name}.txt").write_text("\n".join(oriented) + "\n")
+            images[split] += 1
+            resolutions[f"{width}x{height}"] += 1
+            objects = []
+            for label in sample.rendering.labels:
+                if label.label is None:
+                    continue
+                if label.labelled:
+                    counts[split][label.label] += 1
+                objects.append(
+                    {
+                        "label": label.label,
+                        "labelled": label.labelled,
+                        "visible": round(label.visible, 3),
+                        "box": [round(v, 2) for v in label.box],
+                        "corners": np.round(label.corners, 2).tolist(),
+                        "tags": {
+                            k: v for k, v in label.tags.items() if isinstance(v, str | int | float)
+                        },
+                    }
+                )
+            annotations.write(
+                json.dumps(
+                    {
+                        "image": f"images/{split}/{name}.jpg",
+                        "split": split,
+                        "width": width,
+                        "height": height,
+                        "objects": objects,
+                    }
+                )
+                + "\n"
+            )
+    obb_images = out / "obb" / "images"
+    if not obb_images.exists():
+        os.symlink("../images", obb_images)
+    names = "\n".join(f"  {i}: '{c}'" for i, c in enumerate(CLASSES))
+    for root in (out, out / "obb"):
+        (root / "data.yaml").write_text(
+            # no `path:`: ultralytics then reads the folders next to this file
+            f"train: images/train\nval: images/val\nnames:\n{names}\n"
+        )
+    card = {
+        "images": images,
+        "seed": seed,
+        "resolutions": dict(resolutions),
+        "classes": list(CLASSES),
+        "objects": {split: {c: counts[split][c] for c in CLASSES} for split in counts},
+        "command": f"paigow synth dataset --n {n} --out {out} --seed {seed}",
+    }
+    (out / "card.json").write_text(json.dumps(card, indent=2) + "\n")
+    (out / "README.md").write_text(_card_markdown(card))
+    return card
+
+
+def _card_markdown(card: dict) -> str:  # type: ignore[type-arg]
+    rows = "\n".join(
+        f"| `{c}` | {card['objects']['train'][c]} | {card['objects']['val'][c]} |"
+        for c in card["classes"]
+    )
+    res = ", ".join(f"{k}: {v}" for k, v in sorted(card["resolutions"].items()))
+    return f"""# Synthetic Pai Gow table data set
+
+Made by `{card["command"]}` (deterministic per seed and image index).
+Images: {card["images"]["train"]} train, {card["images"]["val"]} val. Resolutions: {res}.
+
+Labels: 21 tile faces in pip notation, `back` for a face-down tile, `die-1`..`die-6` for a
+die's top face. An object is labelled when at least 40% of its labelled face is in view.
+Boxes: `labels/` axis-aligned (YOLO), `obb/labels/` oriented (4 corners of the face).
+
+| class | train objects | val objects |
+|---|---|---|
+{rows}
+"""

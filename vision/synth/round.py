@@ -1,0 +1,688 @@
+"""`paigow synth round`: a whole simulated round on video, with its ground truth.
+
+The round follows the rule book: shuffle, stacking into 8 stacks of 4, dice, the cut and the
+delivery of the groups to positions in the order `rules.deal` gives for the dice, banker and cut,
+players setting their hands, the bank's hand set the house way (`rules`) and exposed, each
+position exposed in turn, clearing. Irregularities can be injected; each is recorded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+from tqdm import tqdm
+
+from rules import (
+    CUTS,
+    DeliveryOrder,
+    Dice,
+    Irregularity,
+    Setting,
+    Tile,
+    all_settings,
+    find_ruleset,
+)
+from vision.synth.camera import Camera
+from vision.synth.layout import TableLayout
+from vision.synth.render import Look, Renderer
+from vision.synth.sampler import SKIN, TileSize
+from vision.synth.scene import Thing, arm, die, disc, rotation_z, tile
+from vision.synth.textures import FACES_IN_SET, cloth_image, random_cloth
+
+INJECTABLE = (
+    Irregularity.HOUSE_WAY_VIOLATION,
+    Irregularity.WRONG_FIRST_POSITION,
+    Irregularity.WRONG_CUT_ORDER,
+    Irregularity.EXPOSED_TILE_STACKING,
+    Irregularity.EXPOSED_TILE_DEALING,
+    Irregularity.FOREIGN_TILE,
+    Irregularity.MISSING_TILE,
+    Irregularity.WRONG_HAND_SIZE,
+    Irregularity.DICE_NOT_FLAT,
+    Irregularity.WRONG_DICE_COUNT,
+    Irregularity.HANDS_SWAPPED,
+)
+
+# Phase lengths in seconds.
+SHUFFLE, STACKING, DICE, CUT, DELIVERY_EACH, SETTING, BANK, EXPOSE_EACH, CLEARING = (
+    2.0,
+    2.5,
+    2.0,
+    1.0,
+    0.7,
+    3.0,
+    1.5,
+    1.0,
+    1.5,
+)
+
+
+class RoundError(ValueError):
+    """A round that cannot be simulated as asked (unknown ruleset, cut or irregularity)."""
+
+
+@dataclass
+class Pose:
+    x: float
+    y: float
+    yaw: float
+    level: int
+    face_up: bool
+
+
+@dataclass
+class Plan:
+    """Everything decided before the first frame: who gets which tiles, and when things happen."""
+
+    rules: str
+    banker: int
+    dice: tuple[int, ...]
+    tilt: float
+    cut: str
+    cut_options: dict[str, str]
+    grid: tuple[tuple[int, ...], ...]
+    first_position: int
+    group_positions: tuple[int, ...]  # the positions the groups actually went to
+    faces: list[str]  # by tile id
+    cells: dict[int, tuple[int, int]]  # tile id -> (layer, stack)
+    hands: dict[int, list[int]]  # position -> tile ids after delivery (and any tampering)
+    settings: dict[int, tuple[list[int], list[int]]]  # position -> (high ids, low ids)
+    exposure_order: list[int]
+    events: list[dict[str, object]] = field(default_factory=list)
+    irregularities: list[dict[str, object]] = field(default_factory=list)
+    exposed_while_stacking: int | None = None
+    exposed_while_dealing: int | None = None
+    swapped: tuple[int, int] | None = None
+    moved_tile: tuple[int, int, int] | None = None  # tile id, from position, to position
+
+
+def plan_round(
+    seed: int, rules_id: str, irregularities: list[str], cut: str | None = None, banker: int = 1
+) -> Plan:
+    ruleset = find_ruleset(rules_id)
+    kinds = []
+    for name in irregularities:
+        try:
+            kinds.append(Irregularity(name))
+        except ValueError:
+            known = ", ".join(k.value for k in INJECTABLE)
+            raise RoundError(f"unknown irregularity {name!r}; known: {known}") from None
+    rng = np.random.default_rng([seed, 0x2011])
+    usable = [c for c in (ruleset.cuts or CUTS) if CUTS[c].drawn is not None]
+    cut_id = cut or ("yat-dong-dong" if rng.random() < 0.5 else str(rng.choice(usable)))
+    if cut_id not in CUTS or CUTS[cut_id].drawn is None:
+        raise RoundError(f"cut {cut_id!r} has no delivery order to simulate")
+    found = CUTS[cut_id]
+    options = found.all_options()[int(rng.integers(len(found.all_options())))]
+    dice = tuple(int(v) for v in rng.integers(1, 7, 3))
+    order = DeliveryOrder.build(found, options, Dice.of(dice), banker)
+    faces = list(FACES_IN_SET)
+    rng.shuffle(faces)
+    plan_irregular: list[dict[str, object]] = []
+    tilt = 0.0
+
+    if Irregularity.WRONG_DICE_COUNT in kinds:
+        dice = dice[:2]
+        plan_irregular.append({"kind": "wrong-dice-count", "dice": list(dice)})
+    if Irregularity.DICE_NOT_FLAT in kinds:
+        tilt = 0.6
+        plan_irregular.append({"kind": "dice-not-flat", "die": 0})
+    total = sum(dice)
+    first = (banker - 1 + total - 1) % 8 + 1
+    if Irregularity.WRONG_FIRST_POSITION in kinds:
+        first = first % 8 + 1 + int(rng.integers(0, 6))
+        first = (first - 1) % 8 + 1
+        plan_irregular.append(
+            {"kind": "wrong-first-position", "delivered_first_to": first, "required": order.first}
+        )
+    group_positions = tuple((first - 1 + g) % 8 + 1 for g in range(8))
+    grid = found.grid(options)
+    if Irregularity.WRONG_CUT_ORDER in kinds:
+        a, b = sorted(int(x) for x in rng.choice(8, 2, replace=False) + 1)
+        grid = tuple(tuple(b if g == a else a if g == b else g for g in row) for row in grid)
+        plan_irregular.append({"kind": "wrong-cut-order", "groups_swapped": [a, b]})
+
+    cells = {layer * 8 + stack: (layer, stack) for layer in range(4) for stack in range(8)}
+    tile_ids = list(range(32))
+    if Irregularity.MISSING_TILE in kinds:
+        gone = int(rng.integers(32))
+        tile_ids.remove(gone)
+        plan_irregular.append({"kind": "missing-tile", "tile": faces[gone]})
+    if Irregularity.FOREIGN_TILE in kinds:
+        victim = int(rng.choice(tile_ids))
+        military = [f for f in set(faces) if faces.count(f) == 1 and f != faces[victim]]
+        civil = [f for f in set(faces) if faces.count(f) == 2 and f != faces[victim]]
+        foreign = str(rng.choice(military if rng.random() < 0.5 else civil))
+        plan_irregular.append({"kind": "foreign-tile", "tile": foreign, "replaced": faces[victim]})
+        faces[victim] = foreign
+
+    hands: dict[int, list[int]] = {p: [] for p in range(1, 9)}
+    for tid in tile_ids:
+        layer, stack = cells[tid]
+        hands[group_positions[grid[layer][stack] - 1]].append(tid)
+
+    plan = Plan(
+        rules_id,
+        banker,
+        dice,
+        tilt,
+        cut_id,
+        {k: v.value for k, v in vars(options).items() if v is not None},
+        grid,
+        first,
+        group_positions,
+        faces,
+        {t: cells[t] for t in tile_ids},
+        hands,
+        {},
+        [],
+    )
+    plan.irregularities = plan_irregular
+    plan.events.append({"kind": "cut", "cut": cut_id, "options": str(options)})
+
+    if Irregularity.EXPOSED_TILE_STACKING in kinds:
+        plan.exposed_while_stacking = int(rng.choice(tile_ids))
+        plan.irregularities.append(
+            {"kind": "exposed-tile-stacking", "tile": faces[plan.exposed_while_stacking]}
+        )
+    if Irregularity.EXPOSED_TILE_DEALING in kinds:
+        plan.exposed_while_dealing = int(rng.choice(tile_ids))
+        plan.irregularities.append(
+            {"kind": "exposed-tile-dealing", "tile": faces[plan.exposed_while_dealing]}
+        )
+    if Irregularity.WRONG_HAND_SIZE in kinds:
+        src, dst = (int(p) for p in rng.choice([p for p in range(1, 9) if hands[p]], 2, False))
+        moved = hands[src].pop()
+        hands[dst].append(moved)
+        plan.moved_tile = (moved, src, dst)
+        plan.irregularities.append(
+            {"kind": "wrong-hand-size", "sizes": {src: len(hands[src]), dst: len(hands[dst])}}
+        )
+    if Irregularity.HANDS_SWAPPED in kinds:
+        a, b = (int(p) for p in rng.choice(8, 2, replace=False) + 1)
+        hands[a], hands[b] = hands[b], hands[a]
+        plan.swapped = (a, b)
+        plan.irregularities.append({"kind": "hands-swapped", "positions": [a, b]})
+
+    for position, ids in hands.items():
+        plan.settings[position] = _set_hand(
+            plan,
+            position,
+            ids,
+            ruleset.id,
+            rng,
+            bank=position == banker,
+            wrong=Irregularity.HOUSE_WAY_VIOLATION in kinds,
+        )
+    plan.exposure_order = [(banker - 1 + k) % 8 + 1 for k in range(8)]
+    return plan
+
+
+def _set_hand(
+    plan: Plan,
+    position: int,
+    ids: list[int],
+    rules_id: str,
+    rng: np.random.Generator,
+    *,
+    bank: bool,
+    wrong: bool,
+) -> tuple[list[int], list[int]]:
+    """Split a position's tiles into high and low: the bank the house way (or, when injected,
+    another way), players the house way most of the time."""
+    if len(ids) != 4 or any(_count(plan, i) > Tile.parse(plan.faces[i]).copies for i in ids):
+        half = len(ids) // 2  # a hand of the wrong size, or one holding a foreign tile
+        return ids[:half], ids[half:]
+    tiles = [Tile.parse(plan.faces[i]) for i in ids]
+    ruleset = find_ruleset(rules_id)
+    expected = ruleset.house_way(tiles).setting
+    choice = expected
+    if bank and wrong:
+        others = [s for s in all_settings(tiles) if s.signature != expected.signature]
+        if others:
+            choice = others[int(rng.integers(len(others)))]
+            plan.irregularities.append(
+                {
+                    "kind": "house-way-violation",
+                    "position": position,
+                    "observed": str(choice),
+                    "expected": str(expected),
+                }
+            )
+    elif not bank and rng.random() < 0.35:
+        choice = all_settings(tiles)[int(rng.integers(3))]
+    return _ids_for(choice, ids, plan), _ids_for(Setting(choice.low, choice.high), ids, plan)
+
+
+def _count(plan: Plan, tid: int) -> int:
+    return sum(1 for i in plan.cells if plan.faces[i] == plan.faces[tid])
+
+
+def _ids_for(setting: Setting, ids: list[int], plan: Plan) -> list[int]:
+    pool = list(ids)
+    chosen = []
+    for t in setting.high.tiles:
+        match = next(i for i in pool if plan.faces[i] == str(t))
+        pool.remove(match)
+        chosen.append(match)
+    return chosen
+
+
+# -- the timeline ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Timeline:
+    stacking: float
+    dice: float
+    cut: float
+    delivery: float
+    setting: float
+    bank: float
+    exposure: float
+    clearing: float
+    end: float
+
+    @classmethod
+    def of(cls) -> Timeline:
+        t = SHUFFLE
+        stacking, t = t, t + STACKING
+        dice, t = t, t + DICE
+        cut, t = t, t + CUT
+        delivery, t = t, t + 8 * DELIVERY_EACH
+        setting, t = t, t + SETTING
+        bank, t = t, t + BANK
+        exposure, t = t, t + 7 * EXPOSE_EACH
+        clearing, t = t, t + CLEARING
+        return cls(stacking, dice, cut, delivery, setting, bank, exposure, clearing, t)
+
+
+class RoundScene:
+    """The things on the table at time t."""
+
+    def __init__(self, plan: Plan, layout: TableLayout, size: TileSize, seed: int) -> None:
+        self.plan = plan
+        self.layout = layout
+        self.size = size
+        self.time = Timeline.of()
+        rng = np.random.default_rng([seed, 0x5CE])
+        self.scatter = {
+            t: (
+                float(rng.normal(0, 200)),
+                float(rng.normal(450, 120)),
+                float(rng.uniform(0, 2 * math.pi)),
+            )
+            for t in plan.cells
+        }
+        self.wobble = rng.normal(0, 1, (64, 3))
+        self.skin = SKIN[int(rng.integers(len(SKIN)))]
+
+    def stack_pose(self, tid: int) -> Pose:
+        layer, stack = self.plan.cells[tid]
+        sx, sy = self.layout.stack_area
+        x = sx + (stack - 3.5) * (self.size.width + 1.5)
+        return Pose(x, sy, 0.0, 3 - layer, False)
+
+    def hand_pose(self, position: int, slot: int, mode: str) -> Pose:
+        """Where tile `slot` (0..3; 4+ for extra tiles) of a position lies in a layout mode."""
+        if position == self.plan.banker and mode in ("set", "exposed"):
+            hx, hy = self.layout.bank_area
+            angle = 0.0
+        else:
+            hx, hy = self.layout.hand_spots[position - 1]
+            angle = self.layout.hand_angle(position) - math.pi / 2
+        w = self.size.width
+        if mode == "block":
+            offsets = [
+                (-w / 2, 0, 0),
+                (-w / 2, 0, 1),
+                (w / 2, 0, 0),
+                (w / 2, 0, 1),
+                (w * 1.5, 0, 0),
+                (w * 1.5, 0, 1),
+            ]
+        elif mode == "set":
+            offsets = [
+                (-w * 0.9, 0, 0),
+                (-w * 0.9, 0, 1),
+                (w * 0.9, 0, 0),
+                (w * 0.9, 0, 1),
+                (w * 2.0, 0, 0),
+                (w * 2.0, 0, 1),
+            ]
+        else:  # exposed: high hand (two tiles touching), a gap, low hand
+            gap = 30.0
+            offsets = [
+                (-gap / 2 - w * 1.5, 0, 0),
+                (-gap / 2 - w / 2, 0, 0),
+                (gap / 2 + w / 2, 0, 0),
+                (gap / 2 + w * 1.5, 0, 0),
+                (gap / 2 + w * 2.5 + 6, 0, 0),
+                (gap / 2 + w * 3.5 + 6, 0, 0),
+            ]
+        dx, dy, level = offsets[min(slot, len(offsets) - 1)]
+        ox, oy = rotation_z(angle)[:2, :2] @ np.array([dx, dy])
+        return Pose(hx + ox, hy + oy, angle, level, mode == "exposed")
+
+    def things(self, t: float) -> tuple[list[Thing], list[str]]:
+        """The scene at time t, and the events that are true at t (phase names)."""
+        plan, tl = self.plan, self.time
+        poses: dict[int, Pose] = {}
+        dealer_hand: tuple[float, float] | None = None
+        phase = "shuffle"
+        for tid in plan.cells:
+            home = self.stack_pose(tid)
+            if t < tl.stacking:
+                k = int(t * 5) % 64
+                sx, sy, yaw = self.scatter[tid]
+                w = self.wobble[(tid + k) % 64]
+                poses[tid] = Pose(sx + w[0] * 15, sy + w[1] * 15, yaw + w[2] * 0.2, 0, False)
+            elif t < tl.dice:
+                phase = "stacking"
+                done = (t - tl.stacking) / STACKING * 8
+                stack = plan.cells[tid][1]
+                if stack < done:
+                    poses[tid] = home
+                else:
+                    sx, sy, yaw = self.scatter[tid]
+                    poses[tid] = Pose(sx, sy, yaw, 0, False)
+            elif t < tl.delivery:
+                phase = "dice" if t < tl.cut else "cut"
+                poses[tid] = home
+            else:
+                poses[tid] = home
+        if tl.delivery <= t:
+            phase = self._delivery_poses(t, poses)
+            if phase == "delivery":
+                dealer_hand = self._dealer_hand_target(t)
+        for tid, pose in poses.items():
+            if plan.exposed_while_stacking == tid and tl.stacking <= t < tl.dice:
+                pose.face_up = True
+        things: list[Thing] = []
+        for tid, pose in poses.items():
+            things.append(
+                tile(
+                    plan.faces[tid],
+                    pose.x,
+                    pose.y,
+                    pose.yaw,
+                    level=pose.level,
+                    size=self.size.size,
+                    face_up=pose.face_up,
+                    tags={"id": tid},
+                )
+            )
+        things += self._dice(t)
+        if dealer_hand is not None:
+            x, y = dealer_hand
+            things.append(arm(x * 0.3, -300, x, y - 40, 110, 85, self.skin))
+        return things, [phase]
+
+    def _delivery_poses(self, t: float, poses: dict[int, Pose]) -> str:
+        plan, tl = self.plan, self.time
+        for position, ids in plan.hands.items():
+            high, low = plan.settings[position]
+            order = high + low
+            for slot, tid in enumerate(ids):
+                layer, stack = plan.cells[tid]
+                group = plan.grid[layer][stack]
+                start = tl.delivery + (group - 1) * DELIVERY_EACH
+                delivered_to = plan.group_positions[group - 1]
+                if t < start:
+                    continue
+                block_slot = sorted(
+                    (
+                        i
+                        for i in plan.cells
+                        if plan.grid[plan.cells[i][0]][plan.cells[i][1]] == group
+                    ),
+                    key=lambda i: (plan.cells[i][1], -plan.cells[i][0]),
+                ).index(tid)
+                target = self.hand_pose(delivered_to, block_slot, "block")
+                if t < start + DELIVERY_EACH:
+                    home = self.stack_pose(tid)
+                    f = (t - start) / DELIVERY_EACH
+                    poses[tid] = Pose(
+                        home.x + (target.x - home.x) * f,
+                        home.y + (target.y - home.y) * f,
+                        target.yaw * f,
+                        max(home.level, target.level) + 1,
+                        plan.exposed_while_dealing == tid,
+                    )
+                    continue
+                poses[tid] = Pose(
+                    target.x,
+                    target.y,
+                    target.yaw,
+                    target.level,
+                    plan.exposed_while_dealing == tid and t < tl.setting,
+                )
+                if t >= tl.setting:
+                    mode = "set"
+                    if t >= self._exposed_at(position):
+                        mode = "exposed"
+                    spot = order.index(tid) if tid in order else slot
+                    poses[tid] = self.hand_pose(position, spot, mode)
+                if t >= tl.clearing + CLEARING * (position - 1) / 8:
+                    poses.pop(tid, None)
+        if t < tl.setting:
+            return "delivery"
+        if t < tl.bank:
+            return "setting"
+        if t < tl.exposure:
+            return "bank-exposed"
+        if t < tl.clearing:
+            return "exposure"
+        return "clearing"
+
+    def _exposed_at(self, position: int) -> float:
+        tl = self.time
+        if position == self.plan.banker:
+            return tl.bank
+        k = self.plan.exposure_order.index(position)
+        return tl.exposure + (k - 1) * EXPOSE_EACH
+
+    def _dealer_hand_target(self, t: float) -> tuple[float, float]:
+        tl, plan = self.time, self.plan
+        group = min(int((t - tl.delivery) / DELIVERY_EACH), 7)
+        f = (t - tl.delivery) / DELIVERY_EACH - group
+        sx, sy = self.layout.stack_area
+        px, py = self.layout.hand_spots[plan.group_positions[group] - 1]
+        return sx + (px - sx) * f, sy + (py - sy) * f
+
+    def _dice(self, t: float) -> list[Thing]:
+        plan, tl = self.plan, self.time
+        dx, dy = self.layout.dice_area
+        things: list[Thing] = []
+        if t < tl.dice or t >= tl.clearing:
+            if t < tl.delivery:
+                things.append(disc("cup", dx, dy, 55, 0, 45, (30, 40, 120), (40, 50, 150)))
+            return things
+        for k, value in enumerate(plan.dice):
+            tilt = plan.tilt if k == 0 else 0.0
+            things.append(
+                die(value, dx + (k - 1) * 24, dy + (8 if k == 1 else -6), 0.3 + k, tilt=tilt)
+            )
+        things.append(disc("cup", dx + 130, dy + 20, 55, 0, 30, (30, 40, 120), (40, 50, 150)))
+        return things
+
+
+# -- output ------------------------------------------------------------------------------------
+
+
+def ground_truth(plan: Plan) -> dict[str, object]:
+    ruleset = find_ruleset(plan.rules)
+    hands = {}
+    bank_setting = None
+    for position in range(1, 9):
+        high, low = plan.settings[position]
+        ids = plan.hands[position]
+        entry: dict[str, object] = {
+            "tiles": [plan.faces[i] for i in ids],
+            "high": [plan.faces[i] for i in high],
+            "low": [plan.faces[i] for i in low],
+        }
+        if len(ids) == 4 and len(high) == 2:
+            setting = Setting.parse(" ".join(entry["high"]) + " / " + " ".join(entry["low"]))  # type: ignore[arg-type]
+            try:
+                check = ruleset.check_setting(setting)
+                entry["house_way"] = check.is_house_way
+                entry["house_way_setting"] = str(check.expected)
+            except ValueError:
+                entry["house_way"] = None
+            if position == plan.banker:
+                bank_setting = setting
+        hands[str(position)] = entry
+    outcomes = {}
+    if bank_setting is not None:
+        for position in range(1, 9):
+            entry = hands[str(position)]
+            if position == plan.banker or "house_way" not in entry:
+                continue
+            player = Setting.parse(" ".join(entry["high"]) + " / " + " ".join(entry["low"]))  # type: ignore[arg-type]
+            outcomes[str(position)] = ruleset.match(player, bank_setting).result.value
+    tl = Timeline.of()
+    events = [
+        {"t": 0.0, "kind": "shuffle"},
+        {"t": tl.stacking, "kind": "stacking"},
+        {"t": tl.dice, "kind": "dice-shown", "dice": list(plan.dice)},
+        {"t": tl.cut, "kind": "cut", "cut": plan.cut},
+        *(
+            {
+                "t": round(tl.delivery + g * DELIVERY_EACH, 3),
+                "kind": "delivery",
+                "group": g + 1,
+                "position": plan.group_positions[g],
+            }
+            for g in range(8)
+        ),
+        {"t": tl.setting, "kind": "setting"},
+        {"t": tl.bank, "kind": "bank-exposed"},
+        *(
+            {
+                "t": round(tl.exposure + k * EXPOSE_EACH, 3),
+                "kind": "position-exposed",
+                "position": p,
+            }
+            for k, p in enumerate(plan.exposure_order[1:])
+        ),
+        {"t": tl.clearing, "kind": "clearing"},
+        {"t": tl.end, "kind": "end"},
+    ]
+    expected_first = (plan.banker - 1 + sum(plan.dice) - 1) % 8 + 1
+    return {
+        "rules": plan.rules,
+        "banker": plan.banker,
+        "dice": list(plan.dice),
+        "dice_flat": plan.tilt == 0.0,
+        "cut": plan.cut,
+        "cut_options": plan.cut_options,
+        "required_first_position": expected_first,
+        "first_position": plan.first_position,
+        "grid": [list(r) for r in plan.grid],
+        "delivery": {
+            str(p): [
+                list(plan.cells[i])
+                for i in sorted(plan.cells)
+                if plan.group_positions[plan.grid[plan.cells[i][0]][plan.cells[i][1]] - 1] == p
+            ]
+            for p in range(1, 9)
+        },
+        "hands": hands,
+        "outcomes": outcomes,
+        "events": events,
+        "irregularities": plan.irregularities,
+    }
+
+
+def round_camera(rng: np.random.Generator, width: int, height: int) -> Camera:
+    """The table's fixed overhead camera, framing all eight positions and the dealer's area."""
+    return Camera.look_at(
+        width,
+        height,
+        (rng.normal(0, 40), 330.0, 1800.0),
+        (0.0, 560.0, 0.0),
+        float(rng.uniform(64, 70)),
+        (math.sin(rng.normal(0, 0.05)), 1, 0),
+        float(rng.uniform(-0.08, 0.0)),
+    )
+
+
+def simulate_round(
+    out: Path,
+    seed: int,
+    rules_id: str,
+    irregularities: list[str],
+    *,
+    fps: float = 10.0,
+    resolution: tuple[int, int] = (1280, 720),
+    cut: str | None = None,
+    progress: bool = True,
+) -> dict[str, object]:
+    """Render the round to OUT/round.mp4 with OUT/truth.json and per-frame OUT/frames.json.gz."""
+    plan = plan_round(seed, rules_id, irregularities, cut)
+    layout = TableLayout()
+    rng = np.random.default_rng([seed, 0xF0A])
+    size = TileSize.random(rng)
+    scene = RoundScene(plan, layout, size, seed)
+    width, height = resolution
+    camera = round_camera(rng, width, height)
+    renderer = Renderer(camera, cloth_image(random_cloth(rng), layout), layout)
+    # A fixed camera's video: the encoder smooths sensor grain, so keep it light.
+    look = dataclasses.replace(Look.random(rng, blur_chance=0.0), noise=float(rng.uniform(0, 1.2)))
+    out.mkdir(parents=True, exist_ok=True)
+    writer = cv2.VideoWriter(
+        str(out / "round.mp4"), cv2.VideoWriter_fourcc(*"mp4v"), fps, (width, height)
+    )
+    frames = []
+    count = int(scene.time.end * fps)
+    for index in tqdm(range(count), desc="round", unit="frame", disable=not progress):
+        t = index / fps
+        things, phase = scene.things(t)
+        rendering = renderer.render(things, look, rng)
+        writer.write(rendering.image)
+        frames.append(
+            {
+                "t": round(t, 3),
+                "phase": phase[0],
+                "objects": [
+                    {
+                        "id": label.tags.get("id", f"{label.kind}-{label.index}"),
+                        "label": label.label,
+                        "kind": label.kind,
+                        "box": [round(v, 1) for v in label.box],
+                        "corners": np.round(label.corners, 1).tolist(),
+                        "visible": round(label.visible, 3),
+                    }
+                    for label in rendering.labels
+                    if label.labelled
+                ],
+            }
+        )
+    writer.release()
+    truth = ground_truth(plan)
+    truth.update(
+        {
+            "fps": fps,
+            "frames": count,
+            "resolution": [width, height],
+            "seed": seed,
+            "camera": {
+                "focal": camera.focal,
+                "position": camera.position.tolist(),
+                "rotation": camera.rotation.tolist(),
+                "k1": camera.k1,
+            },
+        }
+    )
+    (out / "truth.json").write_text(json.dumps(truth, indent=1) + "\n")
+    with gzip.open(out / "frames.json.gz", "wt") as handle:
+        json.dump(frames, handle)
+    return truth

@@ -1,0 +1,282 @@
+"""Random table scenes for detector training: every stage of a round, mixed, with distractors."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from vision.synth.camera import Camera
+from vision.synth.layout import TableLayout
+from vision.synth.scene import Box, Prism, Thing, arm, die, disc, rotation_z, tile
+from vision.synth.textures import FACES_IN_SET
+
+RESOLUTIONS = ((1280, 720), (1920, 1080), (2560, 1440), (3840, 2160))
+SKIN = ((110, 150, 205), (80, 120, 175), (60, 90, 140), (140, 170, 215), (45, 60, 90))
+SLEEVE = ((30, 30, 30), (200, 200, 200), (40, 40, 120), (90, 30, 30))
+CHIP = ((40, 40, 200), (200, 80, 30), (30, 150, 30), (30, 30, 30), (200, 200, 200), (150, 40, 150))
+
+
+@dataclass(frozen=True)
+class TileSize:
+    width: float
+    length: float
+    thickness: float
+
+    @classmethod
+    def random(cls, rng: np.random.Generator) -> TileSize:
+        return cls(
+            float(rng.uniform(24, 27)), float(rng.uniform(60, 70)), float(rng.uniform(8, 12))
+        )
+
+    @property
+    def size(self) -> tuple[float, float, float]:
+        return (self.width, self.length, self.thickness)
+
+
+def random_camera(
+    rng: np.random.Generator,
+    layout: TableLayout,
+    resolution: tuple[int, int] | None = None,
+    zone: bool | None = None,
+    things: list[Thing] | None = None,
+) -> Camera:
+    """An overhead table camera: full-table views and, a third of the time, a close-up of a
+    zone (one of the things on the table, when given)."""
+    width, height = resolution or RESOLUTIONS[int(rng.choice(4, p=[0.3, 0.35, 0.15, 0.2]))]
+    yaw = math.radians(rng.uniform(-15, 15))
+    up = (math.sin(yaw), math.cos(yaw), 0.0)
+    k1 = float(rng.uniform(-0.12, 0.04))
+    if zone if zone is not None else rng.random() < 0.35:
+        targets = [*layout.hand_spots, layout.stack_area, layout.dice_area, layout.bank_area]
+        near = [b.centre[:2] for b in things or [] if isinstance(b, Box) and b.label]
+        if near and rng.random() < 0.8:
+            targets = near
+        tx, ty = targets[int(rng.integers(len(targets)))]
+        tx, ty = tx + rng.normal(0, 60), ty + rng.normal(0, 60)
+        distance = rng.uniform(500, 1100)
+        hfov = rng.uniform(40, 65)
+        tilt = math.radians(rng.uniform(0, 30))
+        position = (tx, ty - distance * math.sin(tilt), distance * math.cos(tilt))
+        return Camera.look_at(width, height, position, (tx, ty, 0), hfov, up, k1)
+    hfov = rng.uniform(55, 80)
+    tilt = math.radians(rng.uniform(0, 28))
+    span = layout.width * rng.uniform(0.8, 1.05)
+    distance = (span / 2) / math.tan(math.radians(hfov) / 2)
+    target = (rng.normal(0, 60), rng.uniform(500, 700), 0.0)
+    position = (
+        target[0] + rng.normal(0, 80),
+        target[1] - distance * math.sin(tilt),
+        distance * math.cos(tilt),
+    )
+    return Camera.look_at(width, height, position, target, hfov, up, k1)
+
+
+def random_scene(rng: np.random.Generator, layout: TableLayout) -> list[Thing]:
+    """A genuine set of 32 tiles dealt out in a random mix of round stages, plus dice and
+    distractors."""
+    size = TileSize.random(rng)
+    faces = list(FACES_IN_SET)
+    rng.shuffle(faces)
+    things: list[Thing] = []
+    stacks = int(rng.integers(0, 9))
+    things += _stacks(faces[: stacks * 4], layout, size, rng)
+    rest = faces[stacks * 4 :]
+    positions = list(rng.permutation(8) + 1)
+    while len(rest) >= 4 and positions and rng.random() < 0.85:
+        group, rest = rest[:4], rest[4:]
+        position = int(positions.pop())
+        style = rng.choice(["stack", "block", "set", "exposed", "exposed"])
+        things += _hand(group, position, str(style), layout, size, rng)
+    things += _loose(rest, layout, size, rng, face_up_chance=float(rng.uniform(0.3, 1.0)))
+    things += _dice(layout, rng)
+    things += _distractors(layout, rng)
+    return things
+
+
+def _stacks(
+    faces: list[str], layout: TableLayout, size: TileSize, rng: np.random.Generator
+) -> list[Thing]:
+    sx, sy = layout.stack_area
+    gap = size.width + rng.uniform(0.5, 2.5)
+    n = len(faces) // 4
+    things: list[Thing] = []
+    jitter = rng.normal(0, 0.02)
+    for k in range(n):
+        x = sx + (k - 3.5) * gap
+        for level in range(4):
+            face = faces[k * 4 + level]
+            exposed = level == 3 and rng.random() < 0.04  # an exposed tile on a stack
+            things.append(
+                tile(
+                    face,
+                    x + rng.normal(0, 0.6),
+                    sy + rng.normal(0, 0.8),
+                    jitter + rng.normal(0, 0.01),
+                    level=level,
+                    size=size.size,
+                    face_up=exposed,
+                )
+            )
+    return things
+
+
+def _hand(
+    faces: list[str],
+    position: int,
+    style: str,
+    layout: TableLayout,
+    size: TileSize,
+    rng: np.random.Generator,
+) -> list[Thing]:
+    hx, hy = layout.hand_spots[position - 1]
+    hx, hy = hx + rng.normal(0, 25), hy + rng.normal(0, 25)
+    angle = layout.hand_angle(position) - math.pi / 2 + rng.normal(0, 0.15)
+    w, length = size.width, size.length
+    things: list[Thing] = []
+    if style == "stack":
+        for level, face in enumerate(faces):
+            things.append(tile(face, hx, hy, angle, level=level, size=size.size, face_up=False))
+        return things
+    if style == "block":  # two stacks of two, side by side
+        offsets = [(-w / 2, 0, 0), (-w / 2, 0, 1), (w / 2, 0, 0), (w / 2, 0, 1)]
+        face_up = False
+    elif style == "set":  # low and high hands as two stacks of two, a little apart
+        gap = rng.uniform(5, 40)
+        offsets = [
+            (-(w + gap) / 2, 0, 0),
+            (-(w + gap) / 2, 0, 1),
+            ((w + gap) / 2, 0, 0),
+            ((w + gap) / 2, 0, 1),
+        ]
+        face_up = False
+    else:  # exposed: two hands of two tiles side by side, face up, touching or nearly
+        gap = rng.uniform(8, 60)
+        touch = rng.uniform(0, 1.5)
+        offsets = [
+            (-gap / 2 - w * 1.5 - touch, 0, 0),
+            (-gap / 2 - w / 2, 0, 0),
+            (gap / 2 + w / 2, 0, 0),
+            (gap / 2 + w * 1.5 + touch, 0, 0),
+        ]
+        face_up = True
+    rot = rotation_z(angle)[:2, :2]
+    for face, (dx, dy, level) in zip(faces, offsets, strict=True):
+        ox, oy = rot @ np.array([dx, dy + rng.normal(0, 2)])
+        spin = angle + rng.normal(0, 0.05) + (math.pi if rng.random() < 0.5 else 0)
+        things.append(
+            tile(face, hx + ox, hy + oy, spin, level=level, size=size.size, face_up=face_up)
+        )
+    _ = length
+    return things
+
+
+def _loose(
+    faces: list[str],
+    layout: TableLayout,
+    size: TileSize,
+    rng: np.random.Generator,
+    face_up_chance: float,
+) -> list[Thing]:
+    """Tiles lying about: a shuffle, or tiles pushed together, rotated any way."""
+    things: list[Thing] = []
+    cx, cy = rng.uniform(-500, 500), rng.uniform(300, 650)
+    for face in faces:
+        if rng.random() < 0.5 and things:  # touch the previous tile
+            prev = things[-1]
+            assert isinstance(prev, Box)
+            yaw = math.atan2(prev.rotation[1, 0], prev.rotation[0, 0]) + rng.normal(0, 0.1)
+            offset = rotation_z(yaw)[:2, :2] @ np.array([size.width + rng.uniform(0, 2), 0])
+            x, y = prev.centre[0] + offset[0], prev.centre[1] + offset[1]
+        else:
+            x, y, yaw = (
+                cx + rng.normal(0, 220),
+                cy + rng.normal(0, 150),
+                rng.uniform(0, 2 * math.pi),
+            )
+        things.append(tile(face, x, y, yaw, size=size.size, face_up=rng.random() < face_up_chance))
+    return things
+
+
+def _dice(layout: TableLayout, rng: np.random.Generator) -> list[Thing]:
+    dx, dy = layout.dice_area
+    if rng.random() < 0.3:
+        dx, dy = rng.uniform(-600, 600), rng.uniform(150, 800)
+    count = int(rng.choice([3, 3, 3, 2, 1, 0]))
+    side = float(rng.uniform(13, 17))
+    things: list[Thing] = []
+    for k in range(count):
+        tilt = float(rng.uniform(0.4, 0.8)) if rng.random() < 0.05 else 0.0
+        x = dx + (k - 1) * side * rng.uniform(1.05, 1.8)
+        things.append(
+            die(
+                int(rng.integers(1, 7)),
+                x,
+                dy + rng.normal(0, side * 0.5),
+                float(rng.uniform(0, 2 * math.pi)),
+                size=side,
+                tilt=tilt,
+            )
+        )
+    if rng.random() < 0.3:  # the dice cup: over the dice, or set aside
+        over = rng.random() < 0.3
+        cx, cy = (dx, dy) if over else (dx + rng.uniform(80, 160), dy + rng.uniform(-60, 60))
+        things.append(disc("cup", cx, cy, 55, 0, 45 if over else 30, (30, 40, 120), (40, 50, 150)))
+    return things
+
+
+def _distractors(layout: TableLayout, rng: np.random.Generator) -> list[Thing]:
+    things: list[Thing] = []
+    for x, y in layout.box_centres:
+        if rng.random() < 0.5:  # a stack of chips on the box
+            colour = CHIP[int(rng.integers(len(CHIP)))]
+            height = 3.3 * int(rng.integers(1, 12))
+            top = tuple(min(255, int(c * 1.2) + 20) for c in colour)
+            things.append(
+                disc(
+                    "chip", x + rng.normal(0, 20), y + rng.normal(0, 20), 20, 0, height, colour, top
+                )
+            )  # type: ignore[arg-type]
+    if rng.random() < 0.5:  # the chung
+        x, y = layout.box_centres[int(rng.integers(8))]
+        things.append(
+            Box(
+                "chung",
+                (x + 60, y - 40, 12),
+                (70, 30, 24),
+                rotation_z(rng.uniform(0, 3)),
+                (30, 30, 170),
+                (30, 30, 170),
+                ((20, 20, 120),) * 4,
+            )
+        )
+    for _ in range(int(rng.integers(0, 3))):  # cards of other games
+        card = np.full((88, 63, 4), 255, np.uint8)
+        things.append(
+            Box(
+                "card",
+                (rng.uniform(-900, 900), rng.uniform(100, 1100), 0.3),
+                (63, 88, 0.6),
+                rotation_z(rng.uniform(0, 3)),
+                card,
+                card,
+                ((230, 230, 230),) * 4,
+            )
+        )
+    for _ in range(int(rng.choice([0, 0, 1, 1, 2]))):  # arms reaching in
+        side = rng.random()
+        if side < 0.5:  # the dealer's, from the near edge
+            x0, y0 = rng.uniform(-600, 600), -250
+        else:  # a player's, from beyond the boxes
+            angle = rng.uniform(0.2, math.pi - 0.2)
+            x0, y0 = 1300 * math.cos(angle), 230 + 1300 * math.sin(angle)
+        tx, ty = rng.uniform(-700, 700), rng.uniform(150, 900)
+        colour = SKIN[int(rng.integers(len(SKIN)))]
+        things.append(
+            arm(x0, y0, tx, ty, float(rng.uniform(60, 160)), float(rng.uniform(70, 95)), colour)
+        )
+    return things
+
+
+__all__ = ["RESOLUTIONS", "Prism", "random_camera", "random_scene"]
