@@ -276,7 +276,11 @@ def cmd_synth_dataset(args: argparse.Namespace) -> int:
     if args.n < 1:
         raise UsageError("--n must be at least 1")
     resolution = _resolution(args.resolution) if args.resolution else None
-    card = write_dataset(Path(args.out), args.n, args.seed, resolution=resolution)
+    if not 0 <= args.close_ups <= 1:
+        raise UsageError("--close-ups is a share between 0 and 1")
+    card = write_dataset(
+        Path(args.out), args.n, args.seed, resolution=resolution, close_ups=args.close_ups
+    )
     labelled = sum(sum(c.values()) for c in card["objects"].values())
     return _emit(
         args,
@@ -312,6 +316,45 @@ def cmd_synth_gallery(args: argparse.Namespace) -> int:
 
     path = gallery(Path(args.out), seed=args.seed)
     return _emit(args, {"gallery": str(path)}, f"gallery written to {path}")
+
+
+def cmd_detect(args: argparse.Namespace) -> int:
+    import cv2
+
+    from vision.detector import Detector, Reader
+
+    image = cv2.imread(args.image)
+    if image is None:
+        raise UsageError(f"cannot read an image from {args.image!r}")
+    found = Reader().read(image, Detector().detect(image))
+    if args.annotate:
+        from vision.annotate import annotate
+
+        if not cv2.imwrite(args.annotate, annotate(image, found)):
+            raise UsageError(f"cannot write {args.annotate!r}")
+    rows = found.to_json()
+    counts = Counter(found.labels)
+    human = f"{len(rows)} detections in {args.image}: " + ", ".join(
+        f"{label} x{n}" for label, n in sorted(counts.items())
+    )
+    print(json.dumps(rows, indent=2) if args.json else human)
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from vision.train import prepare_detector, prepare_reader, train_detector, train_reader
+
+    data = Path(args.data)
+    if not (data / "annotations.jsonl").exists():
+        raise UsageError(f"{data} is not a `paigow synth dataset` folder (no annotations.jsonl)")
+    out = Path(args.out)
+    if args.stage in ("detector", "both"):
+        onnx = train_detector(prepare_detector(data), out, args.epochs, args.imgsz, args.hours)
+        print(f"detector: {onnx}")
+    if args.stage in ("reader", "both"):
+        onnx = train_reader(prepare_reader(data), out, args.reader_epochs)
+        print(f"reader: {onnx}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -375,6 +418,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = synth_command("dataset", cmd_synth_dataset, "Render a labelled data set for YOLO.")
     sub.add_argument("--n", type=int, required=True, help="number of images")
     sub.add_argument("--resolution", help="fix every image's size, e.g. 1920x1080")
+    sub.add_argument("--close-ups", type=float, default=0.35, help="share of zone close-ups")
     sub = synth_command("round", cmd_synth_round, "Render a whole round: video + ground truth.")
     rules_option(sub)
     sub.add_argument(
@@ -387,6 +431,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--fps", type=float, default=10.0)
     sub.add_argument("--resolution", default="1280x720")
     synth_command("gallery", cmd_synth_gallery, "Render the gallery contact sheet.")
+
+    sub = command("detect", cmd_detect, "Detect and read the tiles and dice in an image.")
+    sub.add_argument("image", metavar="IMAGE")
+    sub.add_argument("--annotate", metavar="OUT.png", help="also draw the detections")
+
+    sub = command("train", cmd_train, "Train the detector and reader (needs the [train] extra).")
+    sub.add_argument("--data", required=True, help="a `paigow synth dataset` folder")
+    sub.add_argument("--epochs", type=int, default=30, help="detector epochs")
+    sub.add_argument("--imgsz", type=int, default=640, help="detector input size")
+    sub.add_argument("--hours", type=float, help="stop the detector after this many hours")
+    sub.add_argument("--reader-epochs", type=int, default=12)
+    sub.add_argument("--stage", choices=("detector", "reader", "both"), default="both")
+    sub.add_argument("--out", default="runs", help="where training runs go (never committed)")
 
     command("rulesets", cmd_rulesets, "List the rule books.")
     sub = command("cuts", cmd_cuts, "List the cuts (those a rule book names, with --rules).")

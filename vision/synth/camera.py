@@ -61,7 +61,8 @@ class Camera:
         r2 = x * x + y * y
         scale = 1 + self.k1 * r2 + self.k2 * r2 * r2
         cx, cy = self.centre
-        return np.stack([x * scale * self.focal + cx, y * scale * self.focal + cy], axis=1)
+        pixels = np.stack([x * scale * self.focal + cx, y * scale * self.focal + cy], axis=1)
+        return np.clip(pixels, -1e6, 1e6)  # points behind the camera stay drawable numbers
 
     def project_undistorted(self, points: Points) -> Points:
         cam = self.to_camera(points)

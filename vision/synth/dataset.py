@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -63,11 +64,14 @@ def _renderer(seed: int, group: int, resolution: tuple[int, int] | None) -> Rend
     return Renderer(camera, _cloth(style), LAYOUT)
 
 
-def render_sample(seed: int, index: int, resolution: tuple[int, int] | None = None) -> Sample:
-    """Image `index` of the data set for `seed`: the same pixels whatever else is generated."""
+def render_sample(
+    seed: int, index: int, resolution: tuple[int, int] | None = None, close_ups: float = 0.35
+) -> Sample:
+    """Image `index` of the data set for `seed`: the same pixels whatever else is generated.
+    `close_ups` is the share of images that show one zone close up rather than the table."""
     rng = np.random.default_rng([seed, index])
     things = random_scene(rng, LAYOUT)
-    if rng.random() < 0.35:  # a close-up of one zone: its own camera
+    if rng.random() < close_ups:  # a close-up of one zone: its own camera
         camera = random_camera(rng, LAYOUT, resolution, zone=True, things=things)
         styles = cloth_styles(seed)
         renderer = Renderer(camera, _cloth(styles[int(rng.integers(len(styles)))]), LAYOUT)
@@ -104,6 +108,7 @@ def write_dataset(
     *,
     val_fraction: float = 0.1,
     resolution: tuple[int, int] | None = None,
+    close_ups: float = 0.35,
     progress: bool = True,
 ) -> dict:  # type: ignore[type-arg]
     """Render and write `n` images; returns the data-set card."""
@@ -114,7 +119,7 @@ def write_dataset(
     with (out / "annotations.jsonl").open("w") as annotations:
         for index in tqdm(range(n), desc="rendering", unit="img", disable=not progress):
             split = "val" if (index * 7919 % 1000) < val_fraction * 1000 else "train"
-            sample = render_sample(seed, index, resolution)
+            sample = render_sample(seed, index, resolution, close_ups)
             width, height = sample.resolution
             name = f"{index:06d}"
             for folder in (
@@ -163,9 +168,7 @@ def write_dataset(
                 )
                 + "\n"
             )
-    obb_images = out / "obb" / "images"
-    if not obb_images.exists():
-        os.symlink("../images", obb_images)
+    link_images(out / "images", out / "obb" / "images")
     names = "\n".join(f"  {i}: '{c}'" for i, c in enumerate(CLASSES))
     for root in (out, out / "obb"):
         (root / "data.yaml").write_text(
@@ -178,11 +181,29 @@ def write_dataset(
         "resolutions": dict(resolutions),
         "classes": list(CLASSES),
         "objects": {split: {c: counts[split][c] for c in CLASSES} for split in counts},
-        "command": f"paigow synth dataset --n {n} --out {out} --seed {seed}",
+        "close_ups": close_ups,
+        "command": f"paigow synth dataset --n {n} --out {out} --seed {seed}"
+        + (f" --resolution {resolution[0]}x{resolution[1]}" if resolution else "")
+        + (f" --close-ups {close_ups}" if close_ups != 0.35 else ""),
     }
     (out / "card.json").write_text(json.dumps(card, indent=2) + "\n")
     (out / "README.md").write_text(_card_markdown(card))
     return card
+
+
+def link_images(source: Path, target: Path) -> None:
+    """Give a second label layout its own `images/` folder: ultralytics finds labels by
+    swapping `images` for `labels` in the resolved path, so a symlinked folder would lead it
+    back to the first layout's labels. Hard links cost no space (copies where they cannot)."""
+    for image in source.rglob("*.jpg"):
+        linked = target / image.relative_to(source)
+        linked.parent.mkdir(parents=True, exist_ok=True)
+        if linked.exists():
+            continue
+        try:
+            os.link(image, linked)
+        except OSError:
+            shutil.copy2(image, linked)
 
 
 def _card_markdown(card: dict) -> str:  # type: ignore[type-arg]

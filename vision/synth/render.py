@@ -15,6 +15,8 @@ from vision.synth.scene import BGR, Box, Prism, Thing
 from vision.synth.textures import MM_PER_PX, Image
 
 LIGHT = np.array([0.35, -0.25, 0.9]) / np.linalg.norm([0.35, -0.25, 0.9])
+NEAR = 50.0
+"""Objects closer to the camera than this (mm) are not drawn."""
 MIN_VISIBLE = 0.4
 """An object is labelled when at least this share of its labelled face is in view."""
 
@@ -169,6 +171,8 @@ class Renderer:
         self, image: Image, mask: NDArray[np.uint16], box: Box, index: int
     ) -> NDArray[np.float64] | None:
         corners = box.corners()
+        if self.camera.depth(corners).min() < NEAR:
+            return None  # touching the lens: nothing sensible to draw
         pixels = self.camera.project(corners)
         normals = FACE_NORMALS @ box.rotation.T
         centres = corners[FACE_CORNERS].mean(axis=1)
@@ -191,6 +195,8 @@ class Renderer:
         n = len(foot)
         bottom = np.column_stack([foot, np.full(n, prism.z0)])
         top = np.column_stack([foot, np.full(n, prism.z1)])
+        if min(self.camera.depth(bottom).min(), self.camera.depth(top).min()) < NEAR:
+            return
         pb, pt = self.camera.project(bottom), self.camera.project(top)
         tag = 2 * (index + 1) + 1
         for k in range(n):

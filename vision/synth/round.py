@@ -23,6 +23,7 @@ from rules import (
     CUTS,
     DeliveryOrder,
     Dice,
+    InvalidHandError,
     Irregularity,
     Setting,
     Tile,
@@ -237,12 +238,13 @@ def _set_hand(
 ) -> tuple[list[int], list[int]]:
     """Split a position's tiles into high and low: the bank the house way (or, when injected,
     another way), players the house way most of the time."""
-    if len(ids) != 4 or any(_count(plan, i) > Tile.parse(plan.faces[i]).copies for i in ids):
-        half = len(ids) // 2  # a hand of the wrong size, or one holding a foreign tile
-        return ids[:half], ids[half:]
     tiles = [Tile.parse(plan.faces[i]) for i in ids]
     ruleset = find_ruleset(rules_id)
-    expected = ruleset.house_way(tiles).setting
+    try:
+        expected = ruleset.house_way(tiles).setting
+    except InvalidHandError:  # a hand of the wrong size, or two of a face a set holds once
+        half = len(ids) // 2
+        return ids[:half], ids[half:]
     choice = expected
     if bank and wrong:
         others = [s for s in all_settings(tiles) if s.signature != expected.signature]
@@ -259,10 +261,6 @@ def _set_hand(
     elif not bank and rng.random() < 0.35:
         choice = all_settings(tiles)[int(rng.integers(3))]
     return _ids_for(choice, ids, plan), _ids_for(Setting(choice.low, choice.high), ids, plan)
-
-
-def _count(plan: Plan, tid: int) -> int:
-    return sum(1 for i in plan.cells if plan.faces[i] == plan.faces[tid])
 
 
 def _ids_for(setting: Setting, ids: list[int], plan: Plan) -> list[int]:

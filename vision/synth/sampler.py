@@ -133,7 +133,7 @@ def _hand(
     hx, hy = layout.hand_spots[position - 1]
     hx, hy = hx + rng.normal(0, 25), hy + rng.normal(0, 25)
     angle = layout.hand_angle(position) - math.pi / 2 + rng.normal(0, 0.15)
-    w, length = size.width, size.length
+    w = size.width
     things: list[Thing] = []
     if style == "stack":
         for level, face in enumerate(faces):
@@ -168,7 +168,6 @@ def _hand(
         things.append(
             tile(face, hx + ox, hy + oy, spin, level=level, size=size.size, face_up=face_up)
         )
-    _ = length
     return things
 
 
