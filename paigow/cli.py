@@ -321,8 +321,12 @@ def cmd_synth_gallery(args: argparse.Namespace) -> int:
 def cmd_detect(args: argparse.Namespace) -> int:
     import cv2
 
-    from vision.detector import Detector, Reader
+    from vision.detector import MODELS, Detector, Reader
 
+    if not (MODELS / "detector.onnx").exists():
+        raise UsageError(
+            "models/detector.onnx is not shipped yet (the reader is): see docs/detector.md"
+        )
     image = cv2.imread(args.image)
     if image is None:
         raise UsageError(f"cannot read an image from {args.image!r}")
@@ -342,6 +346,10 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("ultralytics") is None:
+        raise UsageError("training needs the [train] extra: see README (torch, then ultralytics)")
     from vision.train import prepare_detector, prepare_reader, train_detector, train_reader
 
     data = Path(args.data)

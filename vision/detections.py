@@ -1,0 +1,59 @@
+"""One detections container, passed between vision stages (like supervision's Detections)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+@dataclass(frozen=True)
+class Detections:
+    """N detections as columns: oriented corners, their axis-aligned boxes, confidence, label."""
+
+    corners: NDArray[np.float64]  # N x 4 x 2 image pixels
+    confidence: NDArray[np.float64]  # N
+    labels: tuple[str, ...]  # N: `1-1`..`6-6`, `back`, `die-1`..`die-6` (or a detector class)
+    label_confidence: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+
+    def __post_init__(self) -> None:
+        n = len(self.labels)
+        if self.corners.shape != (n, 4, 2) or self.confidence.shape != (n,):
+            raise ValueError("detections columns must all have one row per detection")
+        if self.label_confidence.shape not in ((0,), (n,)):
+            raise ValueError("label_confidence has one value per detection")
+
+    @classmethod
+    def empty(cls) -> Detections:
+        return cls(np.zeros((0, 4, 2)), np.zeros(0), ())
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    @property
+    def xyxy(self) -> NDArray[np.float64]:
+        if not len(self):
+            return np.zeros((0, 4))
+        return np.concatenate([self.corners.min(axis=1), self.corners.max(axis=1)], axis=1)
+
+    def __getitem__(self, index: NDArray[np.bool_] | NDArray[np.int64]) -> Detections:
+        keep = np.arange(len(self))[index]
+        conf = self.label_confidence[keep] if len(self.label_confidence) else self.label_confidence
+        return Detections(self.corners[keep], self.confidence[keep],
+                          tuple(self.labels[i] for i in keep), conf)  # fmt: skip
+
+    def with_labels(self, labels: tuple[str, ...], confidence: NDArray[np.float64]) -> Detections:
+        return replace(self, labels=labels, label_confidence=confidence)
+
+    def to_json(self) -> list[dict[str, object]]:
+        rows = []
+        for i, label in enumerate(self.labels):
+            x1, y1, x2, y2 = self.xyxy[i]
+            rows.append({
+                "label": label,
+                "confidence": round(float(self.confidence[i]), 4),
+                "box": [round(float(v), 1) for v in (x1, y1, x2, y2)],
+                "corners": np.round(self.corners[i], 1).tolist(),
+            })  # fmt: skip
+        return rows
