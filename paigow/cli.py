@@ -365,6 +365,32 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _points(text: str) -> list[tuple[float, float]]:
+    try:
+        points = [(float(x), float(y)) for x, y in (p.split(",") for p in text.split())]
+    except ValueError:
+        raise UsageError(f"write points as 'x,y x,y x,y x,y', got {text!r}") from None
+    return points
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    import cv2
+
+    from vision.table import calibrate
+
+    image = cv2.imread(args.image)
+    if image is None:
+        raise UsageError(f"cannot read an image from {args.image!r}")
+    points = _points(args.points) if args.points else None
+    config = calibrate(image, table_id=args.table_id, rules=args.rules, banker=args.banker,
+                       points=points)  # fmt: skip
+    config.write(Path(args.out))
+    data = {"out": args.out, "reprojection_error_px": config.reprojection_error_px}
+    human = (f"{args.out}: table {config.table_id}, {config.rules}, banker at {config.banker}; "
+             f"reference points fit to {config.reprojection_error_px:.2f} px")  # fmt: skip
+    return _emit(args, data, human)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="paigow", description="Pai Gow tiles table monitor.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -439,6 +465,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--fps", type=float, default=10.0)
     sub.add_argument("--resolution", default="1280x720")
     synth_command("gallery", cmd_synth_gallery, "Render the gallery contact sheet.")
+
+    sub = command("calibrate", cmd_calibrate, "Write table.yaml from an overhead frame.")
+    sub.add_argument("image", metavar="IMAGE")
+    sub.add_argument("--out", default="table.yaml")
+    sub.add_argument("--table-id", required=True)
+    rules_option(sub)
+    sub.add_argument("--banker", type=int, default=1, help="default banker's position (1..8)")
+    sub.add_argument(
+        "--points",
+        metavar="'x,y x,y x,y x,y'",
+        help="image points of the 4 marker centres (near left, near right, far "
+        "right, far left) when the markers cannot be seen",
+    )
 
     sub = command("detect", cmd_detect, "Detect and read the tiles and dice in an image.")
     sub.add_argument("image", metavar="IMAGE")

@@ -17,6 +17,12 @@ class TableLayout:
     stack_area: tuple[float, float] = (0.0, 210.0)
     dice_area: tuple[float, float] = (360.0, 260.0)
     bank_area: tuple[float, float] = (-330.0, 250.0)
+    marker_size: float = 90.0
+    marker_centres: tuple[tuple[float, float], ...] = (
+        (-1000.0, 150.0), (1000.0, 150.0), (1000.0, 1150.0), (-1000.0, 1150.0),
+    )  # fmt: skip
+    """ArUco markers 0..3 printed at the cloth's corners: near left, near right, far right,
+    far left, seen from the dealer. `paigow calibrate` finds the camera with them."""
     box_centres: tuple[tuple[float, float], ...] = field(init=False)
     hand_spots: tuple[tuple[float, float], ...] = field(init=False)
 
@@ -37,6 +43,13 @@ class TableLayout:
 
     def to_cloth_px(self, x: float, y: float, mm_per_px: float) -> tuple[int, int]:
         return round((x + self.width / 2) / mm_per_px), round((self.depth - y) / mm_per_px)
+
+    def marker_corners(self, marker: int) -> tuple[tuple[float, float], ...]:
+        """Table mm of a marker's corners in ArUco's order: top-left, top-right, bottom-right,
+        bottom-left of the printed marker, whose top faces the players."""
+        x, y = self.marker_centres[marker]
+        h = self.marker_size / 2
+        return ((x - h, y + h), (x + h, y + h), (x + h, y - h), (x - h, y - h))
 
     def hand_angle(self, position: int) -> float:
         """Direction (radians) from the table centre to a position's hand spot."""

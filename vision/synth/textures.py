@@ -188,6 +188,15 @@ def cloth_image(style: ClothStyle, layout: TableLayout) -> Image:
         3,
         cv2.LINE_AA,
     )
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    side = int(layout.marker_size / MM_PER_PX)
+    quiet = int(15 / MM_PER_PX)
+    for marker in range(len(layout.marker_centres)):
+        left, top = px(*layout.marker_corners(marker)[0])
+        cv2.rectangle(cloth, (left - quiet, top - quiet), (left + side + quiet, top + side + quiet),
+                      (235, 235, 235), -1)  # fmt: skip
+        pattern = cv2.aruco.generateImageMarker(dictionary, marker, side)
+        cloth[top : top + side, left : left + side] = pattern[..., None]
     cv2.ellipse(
         cloth,
         px(0, 0),

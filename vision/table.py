@@ -1,0 +1,179 @@
+"""A table's calibration, `table.yaml`: its layout in table millimetres, its rule book, the
+banker's default position, and the homography from the cloth to the camera image.
+
+`calibrate()` finds the homography from the four ArUco markers printed at the cloth's corners
+(`TableLayout.marker_centres`), or from the image points of those four marker centres given by
+hand when markers are covered or absent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import cv2
+import numpy as np
+import yaml
+from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from rules import find_ruleset
+from vision.synth.layout import TableLayout
+
+Point = tuple[float, float]
+
+
+class CalibrationError(ValueError):
+    """An image or a table.yaml the calibration cannot use, named in one line."""
+
+
+class Zone(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    polygon: list[Point] = Field(title="Corners", description="Table mm, in order around.")
+
+
+class TableConfig(BaseModel):
+    """One table's `table.yaml`."""
+
+    model_config = ConfigDict(extra="forbid")
+    table_id: str = Field(title="Table id", description="As alerts name it, e.g. `pgt-03`.")
+    rules: str = Field(title="Rule book", description="nz-1998, act-2005, rws-2018 or mbs-2020.")
+    banker: Annotated[int, Field(ge=1, le=8)] = Field(
+        1, title="Banker's position", description="The box the chung marks when the house banks."
+    )
+    image_size: tuple[int, int] = Field(title="Image size", description="Width, height (px).")
+    homography: list[list[float]] = Field(
+        title="Cloth to image", description="3 x 3 homography from table mm to image pixels."
+    )
+    reprojection_error_px: float = Field(
+        title="Calibration error", description="RMS distance of the reference points (px)."
+    )
+    positions: dict[int, Zone] = Field(title="Positions", description="Hand zone of boxes 1-8.")
+    stacking_area: Zone
+    dice_area: Zone
+    bank_area: Zone
+
+    @field_validator("rules")
+    @classmethod
+    def _known_rules(cls, value: str) -> str:
+        find_ruleset(value)  # raises with the list of known ids
+        return value
+
+    @field_validator("homography")
+    @classmethod
+    def _three_by_three(cls, value: list[list[float]]) -> list[list[float]]:
+        if len(value) != 3 or any(len(row) != 3 for row in value):
+            raise ValueError("the homography is a 3 x 3 matrix")
+        if abs(np.linalg.det(np.asarray(value))) < 1e-12:
+            raise ValueError("the homography is singular")
+        return value
+
+    @field_validator("positions")
+    @classmethod
+    def _eight_positions(cls, value: dict[int, Zone]) -> dict[int, Zone]:
+        if sorted(value) != list(range(1, 9)):
+            raise ValueError("positions 1 to 8 each need a zone")
+        return value
+
+    def to_image(self, points: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Table mm (N x 2) to image pixels."""
+        projected = cv2.perspectiveTransform(
+            np.asarray(points, np.float64).reshape(-1, 1, 2), np.asarray(self.homography)
+        )
+        return projected.reshape(-1, 2)
+
+    def to_table(self, pixels: NDArray[np.float64]) -> NDArray[np.float64]:
+        inverse = np.linalg.inv(np.asarray(self.homography))
+        return cv2.perspectiveTransform(
+            np.asarray(pixels, np.float64).reshape(-1, 1, 2), inverse
+        ).reshape(-1, 2)
+
+    def write(self, path: Path) -> None:
+        path.write_text(yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False))
+
+    @classmethod
+    def read(cls, path: Path) -> TableConfig:
+        try:
+            data = yaml.safe_load(path.read_text())
+        except OSError as error:
+            raise CalibrationError(f"cannot read {path}: {error.strerror}") from None
+        except yaml.YAMLError as error:
+            raise CalibrationError(f"{path} is not valid YAML: {error}") from None
+        try:
+            return cls.model_validate(data)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "top level"
+            raise CalibrationError(f"{path}: {where}: {first['msg']}") from None
+
+
+def _zone_around(x: float, y: float, half_w: float, half_h: float, angle: float = 0.0) -> Zone:
+    c, s = np.cos(angle), np.sin(angle)
+    corners = [(-half_w, -half_h), (half_w, -half_h), (half_w, half_h), (-half_w, half_h)]
+    return Zone(polygon=[(x + c * dx - s * dy, y + s * dx + c * dy) for dx, dy in corners])
+
+
+def layout_zones(layout: TableLayout) -> dict[str, object]:
+    """The zones of the standard layout: each position's hand area, and the dealer's areas."""
+    positions = {
+        p: _zone_around(*layout.hand_spots[p - 1], 110, 70, layout.hand_angle(p) - np.pi / 2)
+        for p in range(1, 9)
+    }
+    return {
+        "positions": positions,
+        "stacking_area": _zone_around(*layout.stack_area, 180, 70),
+        "dice_area": _zone_around(*layout.dice_area, 90, 90),
+        "bank_area": _zone_around(*layout.bank_area, 120, 60),
+    }
+
+
+def find_markers(
+    image: NDArray[np.uint8], layout: TableLayout
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Image points and their table points from every printed marker the camera sees."""
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    detector = cv2.aruco.ArucoDetector(dictionary, cv2.aruco.DetectorParameters())
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
+    corners, ids, _ = detector.detectMarkers(gray)
+    image_points, table_points = [], []
+    for found, marker in zip(corners, [] if ids is None else ids.ravel(), strict=False):
+        if 0 <= marker < len(layout.marker_centres):
+            image_points.extend(found.reshape(4, 2))
+            table_points.extend(layout.marker_corners(int(marker)))
+    return np.asarray(image_points, np.float64), np.asarray(table_points, np.float64)
+
+
+def calibrate(
+    image: NDArray[np.uint8],
+    *,
+    table_id: str,
+    rules: str,
+    banker: int = 1,
+    points: list[Point] | None = None,
+    layout: TableLayout | None = None,
+) -> TableConfig:
+    """The table's calibration from one overhead frame."""
+    layout = layout or TableLayout()
+    if points is not None:
+        if len(points) != 4:
+            raise CalibrationError("give the image points of the 4 marker centres, near left first")
+        image_points = np.asarray(points, np.float64)
+        table_points = np.asarray(layout.marker_centres, np.float64)
+    else:
+        image_points, table_points = find_markers(image, layout)
+        if len(image_points) < 12:  # two markers leave the far side of the table a guess
+            raise CalibrationError(
+                f"found {len(image_points) // 4} of the 4 corner markers (need 3): "
+                "give the marker centres with --points instead"
+            )
+    homography, _ = cv2.findHomography(table_points, image_points, 0)
+    if homography is None:
+        raise CalibrationError("the points do not determine a homography (are three in a line?)")
+    projected = cv2.perspectiveTransform(table_points.reshape(-1, 1, 2), homography).reshape(-1, 2)
+    error = float(np.sqrt(np.mean(np.sum((projected - image_points) ** 2, axis=1))))
+    height, width = image.shape[:2]
+    return TableConfig.model_validate({
+        "table_id": table_id, "rules": rules, "banker": banker,
+        "image_size": (width, height), "homography": homography.tolist(),
+        "reprojection_error_px": round(error, 3), **layout_zones(layout),
+    })  # fmt: skip
