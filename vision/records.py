@@ -1,0 +1,110 @@
+"""What the product says about a round: `Alert` and `RoundRecord` (pydantic), and their JSON
+Schemas in `docs/schemas/` for the surveillance room's consumers.
+
+    python3 -m vision.records docs/schemas     # regenerate the schema files
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rules import CATALOGUE, ruleset_ids
+
+IrregularityKind = Literal[tuple(kind.value for kind in CATALOGUE)]  # type: ignore[valid-type]
+SeverityName = Literal["critical", "high", "medium", "low"]
+RulesetId = Literal[tuple(ruleset_ids())]  # type: ignore[valid-type]
+Position = Annotated[int, Field(ge=1, le=8)]
+
+
+class Alert(BaseModel):
+    """One irregularity, as the surveillance room receives it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: uuid.UUID = Field(default_factory=uuid.uuid4, title="Alert id",
+                          description="Unique: consumers de-duplicate on it.")  # fmt: skip
+    kind: IrregularityKind = Field(title="Kind", description="From the irregularity catalogue.")  # type: ignore[valid-type]
+    severity: SeverityName = Field(title="Severity")
+    table_id: str = Field(title="Table")
+    round_id: str = Field(title="Round")
+    position: Position | None = Field(None, title="Position", description="Box 1-8, if one.")
+    rules: RulesetId = Field(title="Rule book")  # type: ignore[valid-type]
+    clause: str = Field(
+        title="Clause", description="Where the rule book says so, e.g. `App. C 1.4 #1`."
+    )
+    expected: str | None = Field(None, title="Expected", description="What the rules require.")
+    observed: str | None = Field(None, title="Observed", description="What the camera saw.")
+    confidence: Annotated[float, Field(ge=0, le=1)] = Field(title="Confidence")
+    evidence_time_s: float = Field(
+        title="Evidence time", description="Video time of the frame that shows it (s)."
+    )
+    raised_time_s: float = Field(
+        title="Raised at", description="Video time the alert was raised (s)."
+    )
+    evidence_image: str | None = Field(
+        None, title="Evidence image", description="Cropped evidence, a path beside the alert log."
+    )
+
+
+class HandRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    tiles: list[str] = Field(title="Tiles", description="Pip notation.")
+    high: list[str] = Field(title="High hand")
+    low: list[str] = Field(title="Low hand")
+    house_way: bool | None = Field(
+        None,
+        title="Set the house way",
+        description="None: not judged (wrong size or foreign tile).",
+    )
+    house_way_setting: str | None = Field(
+        None, title="House-way setting", description="`HIGH HIGH / LOW LOW`."
+    )
+
+
+class RoundRecord(BaseModel):
+    """Everything reconstructed about one round."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    round_id: str = Field(title="Round")
+    table_id: str = Field(title="Table")
+    rules: RulesetId = Field(title="Rule book")  # type: ignore[valid-type]
+    banker: Position = Field(title="Banker's position")
+    started_s: float = Field(title="Start", description="Video time (s).")
+    ended_s: float | None = Field(None, title="End", description="None if the round was abandoned.")
+    dice: list[Annotated[int, Field(ge=1, le=6)]] = Field(title="Dice")
+    dice_flat: bool = Field(True, title="Dice lay flat")
+    cut: str = Field(title="Cut", description="Cut id, e.g. `yat-dong-dong`.")
+    cut_options: dict[str, str] = Field(default_factory=dict, title="Cut options")
+    required_first_position: Position = Field(title="First position the dice and cut require")
+    first_position: Position | None = Field(None, title="First position seen")
+    hands: dict[str, HandRecord] = Field(default_factory=dict, title="Hands by position")
+    outcomes: dict[str, Literal["win", "lose", "push"]] = Field(
+        default_factory=dict, title="Outcomes by position"
+    )
+    alerts: list[uuid.UUID] = Field(default_factory=list, title="Alerts raised in this round")
+
+
+SCHEMAS = {"alert": Alert, "round-record": RoundRecord}
+
+
+def write_schemas(folder: Path) -> list[Path]:
+    """The JSON Schema of each record, one file each."""
+    from vision.table import TableConfig
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, model in {**SCHEMAS, "table": TableConfig}.items():
+        path = folder / f"{name}.schema.json"
+        path.write_text(json.dumps(model.model_json_schema(), indent=2) + "\n")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    for written in write_schemas(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/schemas")):
+        print(written)
