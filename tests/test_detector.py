@@ -182,3 +182,22 @@ def test_evaluation_counts_missed_objects() -> None:
     assert 0.3 < result["tile_face_found"] < 0.7
     assert result["tile_face_read_given_found"] == 1.0
     assert 0.3 < result["map50"] < 0.7
+
+
+def test_the_full_report_renders_from_an_evaluation() -> None:
+    from vision.evaluate import evaluate, report
+
+    result = evaluate(IMAGES, TruthDetector(IMAGES), TruthReader(IMAGES))  # type: ignore[arg-type]
+    result |= {
+        "test_set": "fixture images", "ms_per_frame": {"1920x1080": 80.0},
+        "design": {"share_with_aabb_iou_over_0.5": 0.0, "share_with_obb_iou_over_0.5": 0.0,
+                   "tile_width_px_median": 22.0, "tile_length_px_median": 55.0,
+                   "read_accuracy_native_crops": 1.0, "read_accuracy_crops_at_one_third_scale": 1.0,
+                   "tiles_read": 10},
+        "fully_visible": {"tiles": 1.0, "tiles_n": 10, "dice": 1.0, "dice_n": 2,
+                          "partial_tiles": 1.0, "partial_tiles_n": 1},
+        "crop_ms": 1.0,
+    }  # fmt: skip
+    text = report(result)
+    assert "| mAP50-95 >= 0.85 (28 labels, oriented IoU) | 1.000 | yes |" in text
+    assert "| 1920x1080 | 80 | 12.5 |" in text
