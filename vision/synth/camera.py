@@ -64,12 +64,6 @@ class Camera:
         pixels = np.stack([x * scale * self.focal + cx, y * scale * self.focal + cy], axis=1)
         return np.clip(pixels, -1e6, 1e6)  # points behind the camera stay drawable numbers
 
-    def project_undistorted(self, points: Points) -> Points:
-        cam = self.to_camera(points)
-        z = np.maximum(cam[:, 2], 1e-6)
-        cx, cy = self.centre
-        return np.stack([cam[:, 0] / z * self.focal + cx, cam[:, 1] / z * self.focal + cy], 1)
-
     def depth(self, points: Points) -> NDArray[np.float64]:
         return self.to_camera(points)[:, 2]
 

@@ -71,10 +71,6 @@ class Look:
     noise: float  # sensor noise sigma
 
     @classmethod
-    def plain(cls) -> Look:
-        return cls((1.0, 0.0, 0.0), 0.0, (1.0, 1.0, 1.0), None, 0.35, 0, 0.0, 0.0)
-
-    @classmethod
     def random(cls, rng: np.random.Generator, *, blur_chance: float = 0.2) -> Look:
         glare = None
         if rng.random() < 0.35:

@@ -9,7 +9,7 @@ import numpy as np
 
 from vision.synth.camera import Camera
 from vision.synth.layout import TableLayout
-from vision.synth.scene import Box, Prism, Thing, arm, die, disc, rotation_z, tile
+from vision.synth.scene import Box, Thing, arm, die, disc, rotation_z, tile
 from vision.synth.textures import FACES_IN_SET
 
 RESOLUTIONS = ((1280, 720), (1920, 1080), (2560, 1440), (3840, 2160))
@@ -278,4 +278,4 @@ def _distractors(layout: TableLayout, rng: np.random.Generator) -> list[Thing]:
     return things
 
 
-__all__ = ["RESOLUTIONS", "Prism", "random_camera", "random_scene"]
+__all__ = ["RESOLUTIONS", "random_camera", "random_scene"]

@@ -50,17 +50,6 @@ class Box:
         local = UNIT_CUBE * np.asarray(self.size)
         return local @ self.rotation.T + np.asarray(self.centre)
 
-    def up_face(self) -> str:
-        """Which local face points most upward: '+z', '-z', '+x', ..."""
-        normals = {"+x": 0, "+y": 1, "+z": 2}
-        best, best_dot = "+z", -2.0
-        for name, axis in normals.items():
-            dot = self.rotation[2, axis]
-            for sign, label in ((1, name), (-1, "-" + name[1])):
-                if sign * dot > best_dot:
-                    best, best_dot = label, sign * dot
-        return best
-
 
 @dataclass
 class Prism:
