@@ -161,16 +161,13 @@ def speed(detector: Detector, reader: Reader, repeats: int = 15) -> dict[str, fl
     return results
 
 
-def design_measurements(data: Path, reader: Reader, limit: int | None = None) -> dict[str, float]:
-    """Numbers behind the design: how often neighbours defeat axis-aligned boxes, how big a
-    tile is, and how well tiles read at full resolution versus at the detector's input scale."""
-    from vision.crops import rectify
-
+def design_measurements(data: Path) -> dict[str, float]:
+    """Geometry behind the design, from the annotations alone: how often neighbours defeat
+    axis-aligned boxes, and how big a face-up tile is in the frame."""
     entries = [json.loads(x) for x in (data / "annotations.jsonl").read_text().splitlines()]
     crowded_aabb = crowded_obb = objects = 0
     widths, lengths = [], []
-    native_right = scaled_right = tiles = 0
-    for entry in entries[:limit]:
+    for entry in entries:
         truth = [o for o in entry["objects"] if o["labelled"]]
         for a in range(len(truth)):
             objects += 1
@@ -193,46 +190,24 @@ def design_measurements(data: Path, reader: Reader, limit: int | None = None) ->
                 )
             crowded_aabb += aabb >= 0.5
             crowded_obb += obb >= 0.5
-        image = cv2.imread(str(data / entry["image"]))
-        small = cv2.resize(image, None, fx=1 / 3, fy=1 / 3, interpolation=cv2.INTER_AREA)
-        coarse = cv2.resize(small, (image.shape[1], image.shape[0]), interpolation=cv2.INTER_LINEAR)
-        faces = [
-            o
-            for o in truth
-            if o["label"] != "back" and not o["label"].startswith("die") and o["visible"] >= 0.9
-        ]
-        if not faces:
-            continue
-        for o in faces:
-            c = np.asarray(o["corners"])
-            sides = sorted([np.linalg.norm(c[1] - c[0]), np.linalg.norm(c[2] - c[1])])
-            widths.append(sides[0])
-            lengths.append(sides[1])
-        for source, counter in ((image, "native"), (coarse, "scaled")):
-            crops = [rectify(source, np.asarray(o["corners"])) for o in faces]
-            blob = cv2.dnn.blobFromImages(
-                crops, 1 / 255, (crops[0].shape[1], crops[0].shape[0]), swapRB=True
-            )
-            probs = reader.session.run(None, {reader.input.name: blob})[0]
-            right = sum(
-                reader.names[int(p.argmax())] == o["label"]
-                for p, o in zip(probs, faces, strict=True)
-            )
-            if counter == "native":
-                native_right += right
-            else:
-                scaled_right += right
-        tiles += len(faces)
+        for o in truth:
+            if _fully_visible_face(o):
+                c = np.asarray(o["corners"])
+                sides = sorted([np.linalg.norm(c[1] - c[0]), np.linalg.norm(c[2] - c[1])])
+                widths.append(sides[0])
+                lengths.append(sides[1])
     return {
         "objects": objects,
         "share_with_aabb_iou_over_0.5": crowded_aabb / max(objects, 1),
         "share_with_obb_iou_over_0.5": crowded_obb / max(objects, 1),
         "tile_width_px_median": float(np.median(widths)) if widths else 0.0,
         "tile_length_px_median": float(np.median(lengths)) if lengths else 0.0,
-        "read_accuracy_native_crops": native_right / max(tiles, 1),
-        "read_accuracy_crops_at_one_third_scale": scaled_right / max(tiles, 1),
-        "tiles_read": tiles,
     }
+
+
+def _fully_visible_face(obj: dict) -> bool:  # type: ignore[type-arg]
+    label = obj["label"]
+    return label != "back" and not label.startswith("die-") and obj["visible"] >= 0.9
 
 
 def confusion_image(confusion: NDArray[np.int64], out: Path, title: str) -> None:
@@ -335,35 +310,6 @@ scales with pixels.
 """
 
 
-def fully_visible_reading(data: Path, reader: Reader) -> dict[str, float]:
-    """The reader on ground-truth boxes, split by how much of each face is in view."""
-    from vision.crops import rectify
-
-    counts = {"tiles": [0, 0], "dice": [0, 0], "partial_tiles": [0, 0]}
-    for line in (data / "annotations.jsonl").read_text().splitlines():
-        entry = json.loads(line)
-        objs = [o for o in entry["objects"] if o["labelled"] and o["label"] != "back"]
-        if not objs:
-            continue
-        image = cv2.imread(str(data / entry["image"]))
-        crops = [rectify(image, np.asarray(o["corners"])) for o in objs]
-        probs = reader.session.run(
-            None, {reader.input.name: cv2.dnn.blobFromImages(crops, 1 / 255, swapRB=True)}
-        )[0]
-        for obj, p in zip(objs, probs, strict=True):
-            die = obj["label"].startswith("die-")
-            key = "dice" if die else "tiles" if obj["visible"] >= 0.9 else "partial_tiles"
-            if die and obj["visible"] < 0.9:
-                continue
-            counts[key][0] += reader.names[int(p.argmax())] == obj["label"]
-            counts[key][1] += 1
-    result: dict[str, float] = {}
-    for key, (right, total) in counts.items():
-        result[key] = right / max(total, 1)
-        result[f"{key}_n"] = total
-    return result
-
-
 def reader_report(m: dict) -> str:  # type: ignore[type-arg]
     """docs/detector.md while only the reader is shipped."""
     d, fv = m["design"], m["fully_visible"]
@@ -426,11 +372,18 @@ cost will not grow with the camera's resolution.
 
 
 def reader_on_truth(data: Path, reader: Reader) -> dict:  # type: ignore[type-arg]
-    """Read every labelled object from its ground-truth corners: accuracy, confusion, speed."""
+    """Read every labelled object from its ground-truth corners, in one pass over the test set:
+    accuracy by visibility, full resolution against the detector's scale, confusion, speed."""
     from vision.crops import rectify
 
+    def read(crops: list[NDArray[np.uint8]]) -> list[str]:
+        blob = cv2.dnn.blobFromImages(crops, 1 / 255, swapRB=True)
+        probs = reader.session.run(None, {reader.input.name: blob})[0]
+        return [reader.names[int(p.argmax())] for p in probs]
+
     confusion = np.zeros((len(CLASSES) + 1, len(CLASSES) + 1), int)
-    right = total = 0
+    buckets = {"tiles": [0, 0], "dice": [0, 0], "partial_tiles": [0, 0]}
+    right = total = native_right = scaled_right = full_tiles = 0
     crop_times, read_times, batch = [], [], 0
     for line in (data / "annotations.jsonl").read_text().splitlines():
         entry = json.loads(line)
@@ -441,22 +394,49 @@ def reader_on_truth(data: Path, reader: Reader) -> dict:  # type: ignore[type-ar
         start = time.perf_counter()
         crops = [rectify(image, np.asarray(o["corners"])) for o in objs]
         middle = time.perf_counter()
-        blob = cv2.dnn.blobFromImages(crops, 1 / 255, swapRB=True)
-        probs = reader.session.run(None, {reader.input.name: blob})[0]
-        end = time.perf_counter()
-        batch = max(batch, len(objs))
+        predicted = read(crops)
         crop_times.append(middle - start)
-        read_times.append(end - middle)
-        for obj, p in zip(objs, probs, strict=True):
-            predicted = reader.names[int(p.argmax())]
-            confusion[CLASSES.index(obj["label"]), CLASSES.index(predicted)] += 1
-            if obj["label"] != "back" and not obj["label"].startswith("die-"):
+        read_times.append(time.perf_counter() - middle)
+        batch = max(batch, len(objs))
+        for obj, label in zip(objs, predicted, strict=True):
+            confusion[CLASSES.index(obj["label"]), CLASSES.index(label)] += 1
+            if obj["label"] == "back":
+                continue
+            die = obj["label"].startswith("die-")
+            if not die:
                 total += 1
-                right += predicted == obj["label"]
-    return {"tiles_all": right / max(total, 1), "tiles_all_n": total,
-            "confusion": confusion.tolist(), "reader_batch": batch,
-            "reader_ms": 1000 * float(np.median(read_times)),
-            "crop_ms": 1000 * float(np.median(crop_times))}  # fmt: skip
+                right += label == obj["label"]
+            if die and obj["visible"] < 0.9:
+                continue
+            key = "dice" if die else "tiles" if obj["visible"] >= 0.9 else "partial_tiles"
+            buckets[key][0] += label == obj["label"]
+            buckets[key][1] += 1
+        faces = [i for i, o in enumerate(objs) if _fully_visible_face(o)]
+        if faces:  # the same tiles cut from the frame at the detector's scale (a third)
+            small = cv2.resize(image, None, fx=1 / 3, fy=1 / 3, interpolation=cv2.INTER_AREA)
+            coarse = cv2.resize(
+                small, (image.shape[1], image.shape[0]), interpolation=cv2.INTER_LINEAR
+            )
+            scaled = read([rectify(coarse, np.asarray(objs[i]["corners"])) for i in faces])
+            native_right += sum(predicted[i] == objs[i]["label"] for i in faces)
+            scaled_right += sum(s == objs[i]["label"] for s, i in zip(scaled, faces, strict=True))
+            full_tiles += len(faces)
+    fully_visible: dict[str, float] = {}
+    for key, (hits, count) in buckets.items():
+        fully_visible[key] = hits / max(count, 1)
+        fully_visible[f"{key}_n"] = count
+    return {
+        "tiles_all": right / max(total, 1), "tiles_all_n": total,
+        "confusion": confusion.tolist(), "reader_batch": batch,
+        "reader_ms": 1000 * float(np.median(read_times)),
+        "crop_ms": 1000 * float(np.median(crop_times)),
+        "fully_visible": fully_visible,
+        "scale": {
+            "read_accuracy_native_crops": native_right / max(full_tiles, 1),
+            "read_accuracy_crops_at_one_third_scale": scaled_right / max(full_tiles, 1),
+            "tiles_read": full_tiles,
+        },
+    }  # fmt: skip
 
 
 def main() -> None:
@@ -468,20 +448,20 @@ def main() -> None:
     args = parser.parse_args()
     reader = Reader()
     card = json.loads((args.data / "card.json").read_text())
+    reading = reader_on_truth(args.data, reader)
     if (MODELS / "detector.onnx").exists():
         detector = Detector()
-        result = evaluate(args.data, detector, reader)
+        result = {**reading, **evaluate(args.data, detector, reader)}  # its own confusion
         result["ms_per_frame"] = speed(detector, reader)
         text = report
         title = "Detector + reader on the held-out test set (oriented IoU >= 0.5)"
     else:
-        result = reader_on_truth(args.data, reader)
+        result = reading
         text = reader_report
         title = "Reader on the held-out test set's ground-truth boxes"
     result["images"] = sum(card["images"].values())
     result["test_set"] = card["command"]
-    result["design"] = design_measurements(args.data, reader)
-    result["fully_visible"] = fully_visible_reading(args.data, reader)
+    result["design"] = {**design_measurements(args.data), **result.pop("scale")}
     confusion_image(np.asarray(result["confusion"]), args.confusion, title)
     args.metrics.write_text(json.dumps({k: v for k, v in result.items() if k != "confusion"},
                                        indent=2) + "\n")  # fmt: skip
