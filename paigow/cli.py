@@ -357,7 +357,12 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise UsageError(f"{data} is not a `paigow synth dataset` folder (no annotations.jsonl)")
     out = Path(args.out)
     if args.stage in ("detector", "both"):
-        onnx = train_detector(prepare_detector(data), out, args.epochs, args.imgsz, args.hours)
+        weights = Path(args.weights) if args.weights else None
+        if weights and not weights.is_file():
+            raise UsageError(f"no checkpoint at {weights}")
+        onnx = train_detector(
+            prepare_detector(data), out, args.epochs, args.imgsz, args.hours, weights=weights
+        )
         print(f"detector: {onnx}")
     if args.stage in ("reader", "both"):
         onnx = train_reader(prepare_reader(data), out, args.reader_epochs)
@@ -379,8 +384,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from vision.table import calibrate
 
     image = cv2.imread(args.image)
-    if image is None:
-        raise UsageError(f"cannot read an image from {args.image!r}")
+    if image is None:  # a video: its first frame
+        capture = cv2.VideoCapture(args.image)
+        ok, image = capture.read()
+        capture.release()
+        if not ok:
+            raise UsageError(f"cannot read an image or a video from {args.image!r}")
     points = _points(args.points) if args.points else None
     config = calibrate(image, table_id=args.table_id, rules=args.rules, banker=args.banker,
                        points=points)  # fmt: skip
@@ -388,6 +397,39 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     data = {"out": args.out, "reprojection_error_px": config.reprojection_error_px}
     human = (f"{args.out}: table {config.table_id}, {config.rules}, banker at {config.banker}; "
              f"reference points fit to {config.reprojection_error_px:.2f} px")  # fmt: skip
+    return _emit(args, data, human)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from vision.replay import LabelSource, ModelSource, Source, replay
+    from vision.table import TableConfig
+
+    video = Path(args.video)
+    if not video.is_file():
+        raise UsageError(f"no video at {video}")
+    table = TableConfig.read(Path(args.table))
+    options = {}
+    for item in args.cut_option:
+        key, _, value = item.partition("=")
+        if not value:
+            raise UsageError(f"write cut options as key=value (side=right), got {item!r}")
+        options[key] = value
+    source: Source
+    if args.labels:
+        source = LabelSource(Path(args.labels))
+    else:
+        try:
+            source = ModelSource()
+        except FileNotFoundError as error:
+            raise UsageError(
+                f"{error}: no detector is shipped yet (docs/detector.md); a simulated round "
+                "replays with --labels ITS/frames.json.gz"
+            ) from None
+    summary = replay(video, table, Path(args.out), source, fps=args.fps, cut=args.cut,
+                     cut_options=options or None, progress=not args.json)  # fmt: skip
+    data = {"out": args.out, **vars(summary)}
+    human = (f"{args.out}: {summary.rounds} round(s), {summary.alerts} alert(s) from "
+             f"{summary.analysed} analysed frames of {summary.frames}")  # fmt: skip
     return _emit(args, data, human)
 
 
@@ -483,11 +525,22 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("image", metavar="IMAGE")
     sub.add_argument("--annotate", metavar="OUT.png", help="also draw the detections")
 
+    sub = command("replay", cmd_replay, "Follow the rounds in a table video; write alerts.")
+    sub.add_argument("video", metavar="VIDEO")
+    sub.add_argument("--table", required=True, help="the table's table.yaml (paigow calibrate)")
+    sub.add_argument("--out", required=True, help="folder for alerts.jsonl, rounds.jsonl, evidence")
+    sub.add_argument("--fps", type=float, default=10.0, help="frames analysed per second")
+    sub.add_argument("--cut", help="the cut dealt (default: the table's)")
+    sub.add_argument("--cut-option", action="append", default=[], metavar="KEY=VALUE")
+    sub.add_argument("--labels", metavar="FRAMES.json.gz",
+                     help="a simulated round's own labels instead of the models")  # fmt: skip
+
     sub = command("train", cmd_train, "Train the detector and reader (needs the [train] extra).")
     sub.add_argument("--data", required=True, help="a `paigow synth dataset` folder")
     sub.add_argument("--epochs", type=int, default=30, help="detector epochs")
     sub.add_argument("--imgsz", type=int, default=640, help="detector input size")
     sub.add_argument("--hours", type=float, help="stop the detector after this many hours")
+    sub.add_argument("--weights", help="start the detector from this checkpoint (.pt)")
     sub.add_argument("--reader-epochs", type=int, default=12)
     sub.add_argument("--stage", choices=("detector", "reader", "both"), default="both")
     sub.add_argument("--out", default="runs", help="where training runs go (never committed)")

@@ -16,6 +16,10 @@ class Detections:
     confidence: NDArray[np.float64]  # N
     labels: tuple[str, ...]  # N: `1-1`..`6-6`, `back`, `die-1`..`die-6` (or a detector class)
     label_confidence: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    table_xy: NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 2)))
+    """N x 2 table millimetres of each centre, once `Locate` has run."""
+    zones: tuple[str, ...] = ()
+    """N: the table zone each centre lies in (`p1`..`p8`, `bank`, `stack`, `dice` or ``)."""
 
     def __post_init__(self) -> None:
         n = len(self.labels)
@@ -23,6 +27,8 @@ class Detections:
             raise ValueError("detections columns must all have one row per detection")
         if self.label_confidence.shape not in ((0,), (n,)):
             raise ValueError("label_confidence has one value per detection")
+        if self.table_xy.shape not in ((0, 2), (n, 2)) or len(self.zones) not in (0, n):
+            raise ValueError("table_xy and zones have one row per detection")
 
     @classmethod
     def empty(cls) -> Detections:
@@ -40,11 +46,21 @@ class Detections:
     def __getitem__(self, index: NDArray[np.bool_] | NDArray[np.int64]) -> Detections:
         keep = np.arange(len(self))[index]
         conf = self.label_confidence[keep] if len(self.label_confidence) else self.label_confidence
+        xy = self.table_xy[keep] if len(self.table_xy) else self.table_xy
+        zones = tuple(self.zones[i] for i in keep) if self.zones else ()
         return Detections(self.corners[keep], self.confidence[keep],
-                          tuple(self.labels[i] for i in keep), conf)  # fmt: skip
+                          tuple(self.labels[i] for i in keep), conf, xy, zones)  # fmt: skip
 
     def with_labels(self, labels: tuple[str, ...], confidence: NDArray[np.float64]) -> Detections:
         return replace(self, labels=labels, label_confidence=confidence)
+
+    def with_places(self, table_xy: NDArray[np.float64], zones: tuple[str, ...]) -> Detections:
+        return replace(self, table_xy=table_xy, zones=zones)
+
+    @property
+    def label_scores(self) -> NDArray[np.float64]:
+        """How sure each label is: the reader's confidence, else the detector's."""
+        return self.label_confidence if len(self.label_confidence) else self.confidence
 
     def to_json(self) -> list[dict[str, object]]:
         rows = []

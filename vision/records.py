@@ -76,11 +76,21 @@ class RoundRecord(BaseModel):
     banker: Position = Field(title="Banker's position")
     started_s: float = Field(title="Start", description="Video time (s).")
     ended_s: float | None = Field(None, title="End", description="None if the round was abandoned.")
+    complete: bool = Field(
+        True,
+        title="Seen whole",
+        description="False when the camera joined mid-round or it was abandoned.",
+    )
+    phases: dict[str, float] = Field(
+        default_factory=dict, title="Phases", description="When each phase was first seen (s)."
+    )
     dice: list[Annotated[int, Field(ge=1, le=6)]] = Field(title="Dice")
     dice_flat: bool = Field(True, title="Dice lay flat")
     cut: str = Field(title="Cut", description="Cut id, e.g. `yat-dong-dong`.")
     cut_options: dict[str, str] = Field(default_factory=dict, title="Cut options")
-    required_first_position: Position = Field(title="First position the dice and cut require")
+    required_first_position: Position | None = Field(
+        None, title="First position the dice require", description="None if the dice were unseen."
+    )
     first_position: Position | None = Field(None, title="First position seen")
     hands: dict[str, HandRecord] = Field(default_factory=dict, title="Hands by position")
     outcomes: dict[str, Literal["win", "lose", "push"]] = Field(

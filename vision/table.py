@@ -17,7 +17,8 @@ import yaml
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from rules import find_ruleset
+from rules import CUTS, find_ruleset
+from vision.detections import Detections
 from vision.synth.layout import TableLayout
 
 Point = tuple[float, float]
@@ -41,6 +42,17 @@ class TableConfig(BaseModel):
     banker: Annotated[int, Field(ge=1, le=8)] = Field(
         1, title="Banker's position", description="The box the chung marks when the house banks."
     )
+    cut: str = Field(
+        "yat-dong-dong", title="Cut", description="The cut dealt unless a round declares another."
+    )
+    cut_options: dict[str, str] = Field(
+        default_factory=dict, title="Cut options", description="e.g. `side: right`."
+    )
+    house_way_positions: list[Annotated[int, Field(ge=1, le=8)]] = Field(
+        default_factory=list,
+        title="House-set positions",
+        description="Players' positions whose hands the house sets: checked like the bank's.",
+    )
     image_size: tuple[int, int] = Field(title="Image size", description="Width, height (px).")
     homography: list[list[float]] = Field(
         title="Cloth to image", description="3 x 3 homography from table mm to image pixels."
@@ -57,6 +69,13 @@ class TableConfig(BaseModel):
     @classmethod
     def _known_rules(cls, value: str) -> str:
         find_ruleset(value)  # raises with the list of known ids
+        return value
+
+    @field_validator("cut")
+    @classmethod
+    def _known_cut(cls, value: str) -> str:
+        if value not in CUTS:
+            raise ValueError(f"unknown cut {value!r}; `paigow cuts` lists them")
         return value
 
     @field_validator("homography")
@@ -177,3 +196,43 @@ def calibrate(
         "image_size": (width, height), "homography": homography.tolist(),
         "reprojection_error_px": round(error, 3), **layout_zones(layout),
     })  # fmt: skip
+
+
+class Locate:
+    """Stage: put each detection on the table (mm) and in the zone it lies in."""
+
+    def __init__(self, table: TableConfig) -> None:
+        self.table = table
+        zones = {f"p{p}": z for p, z in table.positions.items()}
+        zones |= {"bank": table.bank_area, "stack": table.stacking_area, "dice": table.dice_area}
+        self.zones = {name: np.asarray(z.polygon, np.float64) for name, z in zones.items()}
+
+    def locate(self, detections: Detections) -> Detections:
+        if not len(detections):
+            return detections.with_places(np.zeros((0, 2)), ())
+        xy = self.table.to_table(detections.corners.mean(axis=1))
+        return detections.with_places(xy, tuple(self.zone_of(p) for p in xy))
+
+    def zone_of(self, point: NDArray[np.float64]) -> str:
+        for name, polygon in self.zones.items():
+            if _inside(polygon, point):
+                return name
+        return ""
+
+    def image_box(self, zone: str, margin: float = 60.0) -> tuple[int, int, int, int]:
+        """The zone's bounding box in the image (px), grown by `margin` mm: evidence crops."""
+        polygon = self.zones[zone]
+        centre = polygon.mean(axis=0)
+        grown = centre + (polygon - centre) * (1 + margin / np.abs(polygon - centre).max())
+        pixels = self.table.to_image(grown)
+        width, height = self.table.image_size
+        x1, y1 = np.clip(pixels.min(axis=0), 0, [width - 1, height - 1])
+        x2, y2 = np.clip(pixels.max(axis=0), 0, [width - 1, height - 1])
+        return int(x1), int(y1), int(x2) + 1, int(y2) + 1
+
+
+def _inside(polygon: NDArray[np.float64], point: NDArray[np.float64]) -> bool:
+    """Inside a convex polygon given in order around (either way)."""
+    edges = np.roll(polygon, -1, axis=0) - polygon
+    cross = edges[:, 0] * (point[1] - polygon[:, 1]) - edges[:, 1] * (point[0] - polygon[:, 0])
+    return bool(np.all(cross >= 0) or np.all(cross <= 0))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 from tqdm import tqdm
 
 from rules import (
@@ -63,6 +64,11 @@ SHUFFLE, STACKING, DICE, CUT, DELIVERY_EACH, SETTING, BANK, EXPOSE_EACH, CLEARIN
     1.0,
     1.5,
 )
+
+
+EXPOSED_EARLY = 1.0
+"""A tile exposed while stacking is turned up this long before stacking starts: while it still
+lies among the washed tiles, where the camera can see it whatever layer it goes to."""
 
 
 class RoundError(ValueError):
@@ -260,7 +266,8 @@ def _set_hand(
             )
     elif not bank and rng.random() < 0.35:
         choice = all_settings(tiles)[int(rng.integers(3))]
-    return _ids_for(choice, ids, plan), _ids_for(Setting(choice.low, choice.high), ids, plan)
+    high = _ids_for(choice, ids, plan)
+    return high, [i for i in ids if i not in high]  # two of a face may be split between hands
 
 
 def _ids_for(setting: Setting, ids: list[int], plan: Plan) -> list[int]:
@@ -401,7 +408,7 @@ class RoundScene:
             if phase == "delivery":
                 dealer_hand = self._dealer_hand_target(t)
         for tid, pose in poses.items():
-            if plan.exposed_while_stacking == tid and tl.stacking <= t < tl.dice:
+            if plan.exposed_while_stacking == tid and tl.stacking - EXPOSED_EARLY <= t < tl.dice:
                 pose.face_up = True
         things: list[Thing] = []
         for tid, pose in poses.items():
@@ -613,57 +620,86 @@ def round_camera(rng: np.random.Generator, width: int, height: int) -> Camera:
     )
 
 
+@dataclass
+class Studio:
+    """Everything that draws one simulated round: its plan, scene, camera and look."""
+
+    plan: Plan
+    scene: RoundScene
+    camera: Camera
+    renderer: Renderer
+    look: Look
+    rng: np.random.Generator
+
+    @classmethod
+    def of(cls, seed: int, rules_id: str, irregularities: list[str],
+           resolution: tuple[int, int], cut: str | None = None) -> Studio:  # fmt: skip
+        plan = plan_round(seed, rules_id, irregularities, cut)
+        layout = TableLayout()
+        rng = np.random.default_rng([seed, 0xF0A])
+        size = TileSize.random(rng)
+        scene = RoundScene(plan, layout, size, seed)
+        width, height = resolution
+        camera = round_camera(rng, width, height)
+        renderer = Renderer(camera, cloth_image(random_cloth(rng), layout), layout)
+        # A fixed camera's video: the encoder smooths sensor grain, so keep it light.
+        look = dataclasses.replace(
+            Look.random(rng, blur_chance=0.0), noise=float(rng.uniform(0, 1.2))
+        )
+        return cls(plan, scene, camera, renderer, look, rng)
+
+    @property
+    def frame_count(self) -> int:
+        return int(self.scene.time.end * FPS)
+
+    def frame(self, t: float) -> tuple[NDArray[np.uint8], list[dict[str, object]], str]:
+        """The image at time t, its labelled objects, and the phase."""
+        things, phase = self.scene.things(t)
+        rendering = self.renderer.render(things, self.look, self.rng)
+        objects = [
+            {
+                "id": label.tags.get("id", f"{label.kind}-{label.index}"),
+                "label": label.label,
+                "kind": label.kind,
+                "box": [round(v, 1) for v in label.box],
+                "corners": np.round(label.corners, 1).tolist(),
+                "visible": round(label.visible, 3),
+            }
+            for label in rendering.labels
+            if label.labelled
+        ]
+        return rendering.image, objects, phase[0]
+
+
+FPS = 10.0
+
+
 def simulate_round(
     out: Path,
     seed: int,
     rules_id: str,
     irregularities: list[str],
     *,
-    fps: float = 10.0,
+    fps: float = FPS,
     resolution: tuple[int, int] = (1280, 720),
     cut: str | None = None,
     progress: bool = True,
 ) -> dict[str, object]:
     """Render the round to OUT/round.mp4 with OUT/truth.json and per-frame OUT/frames.json.gz."""
-    plan = plan_round(seed, rules_id, irregularities, cut)
-    layout = TableLayout()
-    rng = np.random.default_rng([seed, 0xF0A])
-    size = TileSize.random(rng)
-    scene = RoundScene(plan, layout, size, seed)
+    studio = Studio.of(seed, rules_id, irregularities, resolution, cut)
+    plan, camera = studio.plan, studio.camera
     width, height = resolution
-    camera = round_camera(rng, width, height)
-    renderer = Renderer(camera, cloth_image(random_cloth(rng), layout), layout)
-    # A fixed camera's video: the encoder smooths sensor grain, so keep it light.
-    look = dataclasses.replace(Look.random(rng, blur_chance=0.0), noise=float(rng.uniform(0, 1.2)))
     out.mkdir(parents=True, exist_ok=True)
     writer = cv2.VideoWriter(
         str(out / "round.mp4"), cv2.VideoWriter_fourcc(*"mp4v"), fps, (width, height)
     )
     frames = []
-    count = int(scene.time.end * fps)
+    count = int(studio.scene.time.end * fps)
     for index in tqdm(range(count), desc="round", unit="frame", disable=not progress):
         t = index / fps
-        things, phase = scene.things(t)
-        rendering = renderer.render(things, look, rng)
-        writer.write(rendering.image)
-        frames.append(
-            {
-                "t": round(t, 3),
-                "phase": phase[0],
-                "objects": [
-                    {
-                        "id": label.tags.get("id", f"{label.kind}-{label.index}"),
-                        "label": label.label,
-                        "kind": label.kind,
-                        "box": [round(v, 1) for v in label.box],
-                        "corners": np.round(label.corners, 1).tolist(),
-                        "visible": round(label.visible, 3),
-                    }
-                    for label in rendering.labels
-                    if label.labelled
-                ],
-            }
-        )
+        image, objects, phase = studio.frame(t)
+        writer.write(image)
+        frames.append({"t": round(t, 3), "phase": phase, "objects": objects})
     writer.release()
     truth = ground_truth(plan)
     truth.update(

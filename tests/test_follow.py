@@ -1,0 +1,250 @@
+"""Following rounds: the fixture rounds end to end (replay with the simulator's labels in place of
+the models), a camera joining mid-round, missed frames, an abandoned round, and the pieces."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rules import Setting
+from vision.detections import Detections
+from vision.follow import RoundFollower, Streak
+from vision.judge import Judge, SetHand
+from vision.records import Alert, RoundRecord
+from vision.replay import LabelSource, ReplayError, frames, replay
+from vision.table import TableConfig, calibrate
+
+ROUNDS = Path(__file__).parent / "fixtures" / "rounds"
+NAMES = ("mbs-clean", "nz-irregular")
+
+
+def truth(name: str) -> dict:  # type: ignore[type-arg]
+    return json.loads((ROUNDS / name / "truth.json").read_text())
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def fixture_round(request: pytest.FixtureRequest) -> tuple[str, TableConfig]:
+    name = request.param
+    image = next(frames(ROUNDS / name / "round.mp4", 10))[2]
+    known = truth(name)
+    return name, calibrate(image, table_id="t1", rules=known["rules"], banker=known["banker"])
+
+
+def follow(name: str, table: TableConfig, keep=lambda t: True):  # type: ignore[no-untyped-def]
+    known = truth(name)
+    source = LabelSource(ROUNDS / name / "frames.json.gz")
+    follower = RoundFollower(table, run="test", cut=known["cut"], cut_options=known["cut_options"])
+    raised = []
+    for t in sorted(source.frames):
+        if keep(t):
+            raised += follower.follow(t, source.detections(0, t, None), None)  # type: ignore[arg-type]
+    raised += follower.finish(max(source.frames))
+    alerts = [r.record for r in raised if isinstance(r.record, Alert)]
+    records = [r.record for r in raised if isinstance(r.record, RoundRecord)]
+    return alerts, records
+
+
+def same_hands(record: RoundRecord, known: dict) -> list[str]:  # type: ignore[type-arg]
+    wrong = []
+    for position, hand in known["hands"].items():
+        got = record.hands.get(position)
+        want = {tuple(sorted(hand["high"])), tuple(sorted(hand["low"]))}
+        if got is None or {tuple(sorted(got.high)), tuple(sorted(got.low))} != want:
+            wrong.append(position)
+    return wrong
+
+
+def test_replay_writes_what_the_round_holds(fixture_round, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    name, table = fixture_round
+    known = truth(name)
+    summary = replay(
+        ROUNDS / name / "round.mp4",
+        table,
+        tmp_path,
+        LabelSource(ROUNDS / name / "frames.json.gz"),
+        cut=known["cut"],
+        cut_options=known["cut_options"],
+        progress=False,
+    )
+    assert summary.rounds == 1 and summary.analysed == known["frames"]
+    lines = (tmp_path / "alerts.jsonl").read_text().splitlines()
+    alerts = [Alert.model_validate_json(line) for line in lines]
+    record = RoundRecord.model_validate_json((tmp_path / "rounds.jsonl").read_text())
+    assert sorted(a.kind for a in alerts) == sorted(i["kind"] for i in known["irregularities"])
+    assert record.dice == known["dice"]
+    assert record.required_first_position == known["required_first_position"]
+    assert record.first_position == known["first_position"]
+    assert same_hands(record, known) == []
+    assert record.outcomes == known["outcomes"]
+    assert record.complete and record.ended_s is not None
+    assert list(record.phases) == ["shuffle", "dice", "delivery", "setting", "exposure"]
+    assert set(record.alerts) == {a.id for a in alerts}
+    for alert in alerts:  # evidence crops are written beside the log and named in the alert
+        assert alert.evidence_image and (tmp_path / alert.evidence_image).stat().st_size > 1000
+        assert 0 <= alert.raised_time_s - alert.evidence_time_s <= 1.0
+
+
+def test_alerts_name_what_the_rules_expected() -> None:
+    image = next(frames(ROUNDS / "nz-irregular" / "round.mp4", 10))[2]
+    table = calibrate(image, table_id="t1", rules="nz-1998", banker=1)
+    alerts, _ = follow("nz-irregular", table)
+    found = {a.kind: a for a in alerts}
+    injected = {i["kind"]: i for i in truth("nz-irregular")["irregularities"]}
+    house = found["house-way-violation"]
+    assert house.expected == injected["house-way-violation"]["expected"]
+    assert house.observed == injected["house-way-violation"]["observed"]
+    assert house.clause.startswith("App. 4")  # the deciding clause, not just the catalogue's
+    first = found["wrong-first-position"]
+    assert first.position == injected["wrong-first-position"]["delivered_first_to"]
+    assert f"position {injected['wrong-first-position']['required']} first" in str(first.expected)
+
+
+def test_missed_frames_change_nothing(fixture_round) -> None:  # type: ignore[no-untyped-def]
+    name, table = fixture_round
+    every, _ = follow(name, table)
+    sparse, records = follow(name, table, keep=lambda t: round(t * 10) % 3 != 1)
+    assert sorted(a.kind for a in sparse) == sorted(a.kind for a in every)
+    assert same_hands(records[0], truth(name)) == []
+
+
+def test_a_camera_that_joins_mid_round(fixture_round) -> None:  # type: ignore[no-untyped-def]
+    name, table = fixture_round
+    alerts, records = follow(name, table, keep=lambda t: t >= 11.0)
+    (record,) = records
+    assert not record.complete
+    assert record.first_position is None and record.dice == []  # missed, so not judged
+    assert {a.kind for a in alerts} <= {"house-way-violation"}
+    assert same_hands(record, truth(name)) == []
+
+
+def test_an_abandoned_round_is_closed_without_hands(fixture_round) -> None:  # type: ignore[no-untyped-def]
+    name, table = fixture_round
+    source = LabelSource(ROUNDS / name / "frames.json.gz")
+    follower = RoundFollower(
+        table, run="test", cut=truth(name)["cut"], cut_options=truth(name)["cut_options"]
+    )
+    raised = []
+    for t in sorted(source.frames):
+        seen = source.detections(0, t, None) if t < 12.0 else Detections.empty()  # type: ignore[arg-type]
+        raised += follower.follow(t, seen, None)
+    (record,) = [r.record for r in raised if isinstance(r.record, RoundRecord)]
+    assert record.ended_s is None and not record.complete and record.hands == {}
+    assert follower.round is None  # ready for the next round
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "setting"),
+    [
+        (["6-6", "1-2"], ["4-5", "3-3"], "6-6 1-2 / 3-3 4-5"),  # strength decides high, not place
+        (["3-3", "4-4"], ["3-3", "2-5"], "4-4 3-3 / 3-3 2-5"),  # a pair's tiles split
+        (["6-6"], ["4-5", "3-3", "1-2"], None),  # 1 + 3 is no setting
+        (["6-6", "back"], ["4-5", "3-3"], None),  # a misread is not guessed
+    ],
+)
+def test_set_hands_from_the_gap(first: list[str], second: list[str], setting: str | None) -> None:
+    hand = SetHand.of(first, second)
+    if setting is None:
+        assert hand.setting is None
+    else:
+        assert hand.setting is not None
+        assert {hand.setting.high, hand.setting.low} == {
+            Setting.parse(setting).high,
+            Setting.parse(setting).low,
+        }
+
+
+@pytest.mark.parametrize(
+    ("cut", "options", "last"),
+    [
+        ("yat-dong-dong", {"side": "left"}, {s: s + 1 for s in range(8)}),
+        ("yat-dong-dong", {"side": "right"}, {s: 8 - s for s in range(8)}),
+        ("dai-pin", {"side": "left"}, {0: 7, 1: 7, 2: 7, 3: 7, 4: 8, 5: 8, 6: 8, 7: 8}),
+    ],
+)
+def test_last_group_of_each_stack(cut: str, options: dict[str, str], last: dict[int, int]) -> None:
+    assert Judge("mbs-2020", 1, cut, options).last_groups() == last
+
+
+def test_streak_needs_consecutive_frames() -> None:
+    streak = Streak(3)
+    held = [streak.update(h, t) for t, h in enumerate([True, True, False, True, True, True])]
+    assert held == [False, False, False, False, False, True] and streak.since == 3
+
+
+def test_replay_refuses_a_video_of_another_size(fixture_round, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    name, table = fixture_round
+    other = table.model_copy(update={"image_size": (1920, 1080)})
+    with pytest.raises(ReplayError, match="calibration is for 1920x1080"):
+        replay(
+            ROUNDS / name / "round.mp4",
+            other,
+            tmp_path,
+            LabelSource(ROUNDS / name / "frames.json.gz"),
+            progress=False,
+        )
+
+
+def test_cli_replay_and_its_errors(tmp_path: Path) -> None:
+    video = ROUNDS / "mbs-clean" / "round.mp4"
+    table = tmp_path / "table.yaml"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "paigow.cli", *args], capture_output=True, text=True, check=False
+        )
+
+    made = run(
+        "calibrate", str(video), "--table-id", "t2", "--rules", "mbs-2020", "--out", str(table)
+    )
+    assert made.returncode == 0, made.stderr
+    known = truth("mbs-clean")
+    done = run(
+        "replay",
+        str(video),
+        "--table",
+        str(table),
+        "--out",
+        str(tmp_path / "out"),
+        "--labels",
+        str(ROUNDS / "mbs-clean" / "frames.json.gz"),
+        "--cut",
+        known["cut"],
+        *[f"--cut-option={k}={v}" for k, v in known["cut_options"].items()],
+        "--json",
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["rounds"] == 1
+    bad = run(
+        "replay",
+        str(video),
+        "--table",
+        str(table),
+        "--out",
+        str(tmp_path / "x"),
+        "--cut-option",
+        "side",
+    )
+    assert bad.returncode == 2 and "key=value" in bad.stderr and "Traceback" not in bad.stderr
+    missing = run("replay", str(tmp_path / "none.mp4"), "--table", str(table), "--out", "x")
+    assert missing.returncode == 2 and "no video" in missing.stderr
+
+
+def test_labels_that_cannot_be_read(tmp_path: Path) -> None:
+    broken = tmp_path / "frames.json.gz"
+    broken.write_text("not gzip")
+    with pytest.raises(ReplayError, match="cannot read labels"):
+        LabelSource(broken)
+
+
+def test_unknown_cut_in_table_yaml_is_refused(fixture_round) -> None:  # type: ignore[no-untyped-def]
+    _, table = fixture_round
+    data = table.model_dump()
+    data["cut"] = "no-such-cut"
+    with pytest.raises(ValueError, match="unknown cut"):
+        TableConfig.model_validate(data)
+    assert np.isfinite(np.asarray(table.homography)).all()

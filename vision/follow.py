@@ -1,0 +1,712 @@
+"""Stage: follow rounds on one table from located detections, frame by frame.
+
+`RoundFollower.follow(t, detections, image)` takes each analysed frame and returns what it
+raised: alerts as soon as their evidence is steady (a few frames), and the round's record when
+the table clears. The phases are inferred from what lies where, never from a clock, so missed
+frames, a round abandoned midway and a camera that starts mid-round are all handled:
+
+    waiting -> shuffle -> dice -> delivery -> setting -> exposure -> (record) -> waiting
+
+Every game judgement is asked of `vision.judge` (and through it `rules/`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rules import Irregularity
+from vision.detections import Detections
+from vision.judge import Judge, SetHand, clause, is_face, severity
+from vision.records import Alert, HandRecord, RoundRecord
+from vision.table import Locate, TableConfig
+
+K = Irregularity
+HAND_ZONES = ("bank", *(f"p{p}" for p in range(1, 9)))
+PLAYER_ZONES = HAND_ZONES[1:]
+MIN_READ = 0.5
+"""Labels read with less confidence than this are not counted as seen."""
+STEADY = 3
+LATE = 0.3
+"""Seconds after a group arrives by which the stacks it emptied must be gone."""
+"""Frames a sighting must hold before it counts (0.3 s at 10 analysed frames a second)."""
+
+
+class Phase(Enum):
+    WAITING = "waiting"
+    SHUFFLE = "shuffle"
+    DICE = "dice"
+    DELIVERY = "delivery"
+    SETTING = "setting"
+    EXPOSURE = "exposure"
+
+
+@dataclass(frozen=True)
+class Raised:
+    """An alert or a round record, with the evidence crop an alert carries."""
+
+    record: Alert | RoundRecord
+    evidence: NDArray[np.uint8] | None = None
+
+
+@dataclass
+class Streak:
+    """Consecutive frames for which a condition held, and when it began."""
+
+    needed: int
+    count: int = 0
+    since: float = 0.0
+
+    def update(self, holds: bool, t: float) -> bool:
+        if not holds:
+            self.count = 0
+            return False
+        if self.count == 0:
+            self.since = t
+        self.count += 1
+        return self.count >= self.needed
+
+
+@dataclass
+class Slot:
+    """One exposed tile's place in a hand, with the labels read there over the frames."""
+
+    xy: NDArray[np.float64]
+    votes: Counter[str] = field(default_factory=Counter)
+    seen: int = 0
+
+    @property
+    def label(self) -> str:
+        return self.votes.most_common(1)[0][0]
+
+    @property
+    def agreement(self) -> float:
+        return self.votes[self.label] / max(sum(self.votes.values()), 1e-9)
+
+
+@dataclass
+class HandWatch:
+    """A hand zone during exposure: its tiles' places, read over frames until steady."""
+
+    axis: NDArray[np.float64]
+    slots: list[Slot] = field(default_factory=list)
+    steady: Streak = field(default_factory=lambda: Streak(STEADY + 1))
+    last_count: int = -1
+    final: SetHand | None = None
+    final_t: float = 0.0
+
+    def update(self, xy: NDArray[np.float64], labels: list[str], scores: list[float]) -> None:
+        for point, label, score in zip(xy, labels, scores, strict=True):
+            near = [s for s in self.slots if np.linalg.norm(s.xy - point) < 14.0]
+            slot = near[0] if near else Slot(point.copy())
+            if not near:
+                self.slots.append(slot)
+            slot.votes[label] += score
+            slot.seen += 1
+            slot.xy = 0.8 * slot.xy + 0.2 * point
+
+    def settle(self, count: int) -> SetHand:
+        """The hand: the `count` most-seen places, split at the widest gap along the zone."""
+        slots = sorted(self.slots, key=lambda s: -s.seen)[:count]
+        slots.sort(key=lambda s: float(s.xy @ self.axis))
+        along = [float(s.xy @ self.axis) for s in slots]
+        gaps = np.diff(along)
+        cut = int(np.argmax(gaps)) + 1 if len(gaps) else len(slots)
+        labels = [s.label for s in slots]
+        self.slots = slots
+        return SetHand.of(labels[:cut], labels[cut:])
+
+
+@dataclass
+class Round:
+    """What is known so far about the round in progress."""
+
+    index: int
+    started_s: float
+    complete: bool
+    phase: Phase
+    phases: dict[str, float] = field(default_factory=dict)
+    dice: list[int] = field(default_factory=list)
+    dice_flat: bool = True
+    watch_dice: bool = True
+    dice_frames: list[list[tuple[str, NDArray[np.float64], float]]] = field(default_factory=list)
+    required_first: int | None = None
+    first_seen: int | None = None
+    served: dict[int, float] = field(default_factory=dict)  # position -> arrival time
+    columns: list[float] = field(default_factory=list)  # stack x positions (mm)
+    watches: dict[str, HandWatch] = field(default_factory=dict)
+    raised: set[tuple[str, int | None]] = field(default_factory=set)
+    alerts: list[Alert] = field(default_factory=list)
+    faces_seen: Counter[str] = field(default_factory=Counter)
+    short_hands: dict[str, int] = field(default_factory=dict)
+    closed_checks: bool = False
+
+
+class RoundFollower:
+    """Follows rounds at one table; one instance per camera."""
+
+    def __init__(
+        self,
+        table: TableConfig,
+        run: str = "live",
+        cut: str | None = None,
+        cut_options: Mapping[str, str] | None = None,
+    ) -> None:
+        self.table = table
+        self.run = run
+        self.locate = Locate(table)
+        cut_id = cut or table.cut
+        options = dict(cut_options if cut_options is not None else table.cut_options)
+        self.judge = Judge(table.rules, table.banker, cut_id, options)
+        self.cut = cut_id
+        self.cut_options = options
+        self.round: Round | None = None
+        self.rounds = 0
+        self.image: NDArray[np.uint8] | None = None
+        self.previous_stack: list[NDArray[np.float64]] = []
+        self.start = Streak(STEADY)
+        self.midway = Streak(STEADY)
+        self.idle = Streak(30)
+        self.to_dice = Streak(STEADY)
+        self.to_setting = Streak(10)
+        self.to_exposure = Streak(2)
+        self.to_close = Streak(5)
+        self.face_up = Streak(STEADY)
+        self.arrivals = {zone: Streak(2) for zone in PLAYER_ZONES}
+
+    # -- per frame -----------------------------------------------------------------------------
+
+    def follow(
+        self, t: float, detections: Detections, image: NDArray[np.uint8] | None = None
+    ) -> list[Raised]:
+        """Take one analysed frame (detections in image pixels); return what it raised."""
+        self.image = image
+        seen = self.locate.locate(detections)
+        out: list[Raised] = []
+        view = View.of(seen, self.table)
+        previous, self.previous_stack = self.previous_stack, view.stack_xy
+        current = self.round
+        if current is None:
+            self._maybe_start(t, view)
+            current = self.round
+            if current is None:
+                return out
+        if self.idle.update(view.tiles == 0 and view.dice == 0, t):
+            return self._close(t, out, abandoned=current.phase != Phase.EXPOSURE)
+        phase = current.phase
+        if phase in (Phase.SHUFFLE, Phase.DICE):
+            self._watch_exposed(t, view, K.EXPOSED_TILE_STACKING, out)
+        if phase in (Phase.DELIVERY, Phase.SETTING):
+            self._watch_exposed(t, view, K.EXPOSED_TILE_DEALING, out)
+        if phase in (Phase.DICE, Phase.DELIVERY) and current.watch_dice:
+            self._watch_dice(t, view, out)
+        if phase == Phase.SHUFFLE and self.to_dice.update(view.dice >= 1, t):
+            self._enter(Phase.DICE, self.to_dice.since)
+        if phase == Phase.DICE:
+            self._note_columns(view)
+            if any(view.backs.get(z, 0) for z in PLAYER_ZONES):
+                self._enter(Phase.DELIVERY, t)
+                phase = Phase.DELIVERY
+        if phase == Phase.DELIVERY:
+            self._watch_delivery(t, view, previous, out)
+            if self.to_setting.update(view.backs.get("stack", 0) == 0 and view.loose == 0, t):
+                self._enter(Phase.SETTING, self.to_setting.since)
+        if phase == Phase.SETTING and self.to_exposure.update(
+            max((view.faces.get(z, 0) for z in HAND_ZONES), default=0) >= 2, t
+        ):
+            self._enter(Phase.EXPOSURE, self.to_exposure.since)
+            phase = Phase.EXPOSURE
+        if phase == Phase.EXPOSURE:
+            self._watch_hands(t, seen, out)
+            if self.to_close.update(view.hand_tiles == 0, t):
+                return self._close(t, out, abandoned=False)
+        return out
+
+    def finish(self, t: float) -> list[Raised]:
+        """The video ended: close the round in progress (abandoned unless it was exposed)."""
+        if self.round is None:
+            return []
+        return self._close(t, [], abandoned=self.round.phase != Phase.EXPOSURE)
+
+    # -- phases --------------------------------------------------------------------------------
+
+    def _maybe_start(self, t: float, view: View) -> None:
+        if self.start.update(view.tiles >= 12 and view.hand_tiles <= 2 and view.dice == 0, t):
+            self._open(self.start.since, complete=True, phase=Phase.SHUFFLE)
+            return
+        if not self.midway.update(view.dice >= 1 or view.hand_tiles >= 4, t):
+            return
+        hand_faces = sum(view.faces.get(z, 0) for z in HAND_ZONES)
+        if hand_faces >= 2:
+            phase = Phase.EXPOSURE
+        elif view.hand_tiles and view.backs.get("stack", 0) == 0:
+            phase = Phase.SETTING
+        elif view.hand_tiles:
+            phase = Phase.DELIVERY
+        else:
+            phase = Phase.DICE
+        self._open(self.midway.since, complete=False, phase=phase)
+        round_ = self.round
+        assert round_ is not None
+        if phase != Phase.DICE:  # its dice and deliveries were missed: nothing to check them by
+            round_.watch_dice = False
+            round_.served = {int(z[1:]): t for z in PLAYER_ZONES if view.backs.get(z, 0)}
+
+    def _open(self, t: float, *, complete: bool, phase: Phase) -> None:
+        self.rounds += 1
+        self.round = Round(self.rounds, t, complete, phase, {phase.value: t})
+        for streak in (
+            self.idle,
+            self.to_dice,
+            self.to_setting,
+            self.to_exposure,
+            self.to_close,
+            self.face_up,
+            *self.arrivals.values(),
+        ):
+            streak.count = 0
+
+    def _enter(self, phase: Phase, t: float) -> None:
+        assert self.round is not None
+        self.round.phase = phase
+        self.round.phases.setdefault(phase.value, t)
+
+    # -- checks --------------------------------------------------------------------------------
+
+    def _watch_exposed(self, t: float, view: View, kind: K, out: list[Raised]) -> None:
+        """A face-up tile held for a few frames while tiles should all be face down."""
+        loose = [z for z, n in view.faces.items() if n and z != "dice"]
+        if self.face_up.update(bool(loose), t):
+            zone = loose[0]
+            where = zone if zone else "the table"
+            self._alert(
+                out,
+                kind,
+                None,
+                "every tile face down",
+                f"a face-up tile in {where}",
+                self.face_up.since,
+                t,
+                0.9,
+                zone or "stack",
+            )
+
+    def _watch_dice(self, t: float, view: View, out: list[Raised]) -> None:
+        round_ = self.round
+        assert round_ is not None
+        if round_.dice or view.dice == 0:
+            return
+        frames = round_.dice_frames
+        frames.append(view.dice_read)
+        if len(frames) < STEADY + 2:
+            return
+        window = frames[-(STEADY + 2) :]
+        if len({len(f) for f in window}) != 1:
+            return
+        anchor = sorted(window[0], key=lambda d: float(d[1][0]))
+        votes: list[Counter[str]] = [Counter() for _ in anchor]
+        aspects: list[list[float]] = [[] for _ in anchor]
+        for frame in window:
+            for label, xy, aspect in frame:
+                k = int(np.argmin([np.linalg.norm(xy - a[1]) for a in anchor]))
+                if np.linalg.norm(xy - anchor[k][1]) > 6.0:  # still rolling
+                    return
+                votes[k][label] += 1
+                aspects[k].append(aspect)
+        round_.dice = [int(v.most_common(1)[0][0].split("-")[1]) for v in votes]
+        flat = [float(np.median(a)) >= 0.88 for a in aspects]
+        round_.dice_flat = all(flat)
+        since = self.to_dice.since if round_.phase == Phase.DICE else t
+        if len(round_.dice) != 3:
+            self._alert(
+                out,
+                K.WRONG_DICE_COUNT,
+                None,
+                "3 dice",
+                f"{len(round_.dice)} dice",
+                since,
+                t,
+                0.9,
+                "dice",
+            )
+        if not round_.dice_flat:
+            which = ", ".join(str(k + 1) for k, f in enumerate(flat) if not f)
+            self._alert(
+                out,
+                K.DICE_NOT_FLAT,
+                None,
+                "every die flat",
+                f"die {which} not flat",
+                since,
+                t,
+                0.8,
+                "dice",
+            )
+        order = self.judge.order(round_.dice)
+        round_.required_first = order.first if order else None
+
+    def _note_columns(self, view: View) -> None:
+        """The stacks' places along the stacking area, once all eight stand."""
+        round_ = self.round
+        assert round_ is not None
+        if len(view.stack_xy) == 8 and not round_.columns:
+            round_.columns = sorted(float(p[0]) for p in view.stack_xy)
+
+    def _watch_delivery(
+        self, t: float, view: View, previous: list[NDArray[np.float64]], out: list[Raised]
+    ) -> None:
+        round_ = self.round
+        assert round_ is not None
+        for zone, streak in self.arrivals.items():
+            position = int(zone[1:])
+            if streak.update(view.backs.get(zone, 0) > 0, t) and position not in round_.served:
+                round_.served[position] = streak.since
+                if round_.first_seen is None and len(round_.served) == 1:
+                    self._first_position(position, streak.since, t, out)
+        if round_.columns and round_.first_seen is not None:
+            # Only tiles lying still count: a block carried over the stacks is not a stack.
+            still = [p for p in view.stack_xy if any(np.linalg.norm(p - q) < 6.0 for q in previous)]
+            self._check_stacks(t, still, out)
+
+    def _first_position(self, position: int, since: float, t: float, out: list[Raised]) -> None:
+        round_ = self.round
+        assert round_ is not None
+        round_.first_seen = position
+        if round_.required_first is not None and position != round_.required_first:
+            self._alert(
+                out,
+                K.WRONG_FIRST_POSITION,
+                position,
+                f"position {round_.required_first} first (dice {_dice(round_.dice)})",
+                f"position {position} first",
+                since,
+                t,
+                0.9,
+                f"p{position}",
+            )
+
+    def _check_stacks(self, t: float, still: list[NDArray[np.float64]], out: list[Raised]) -> None:
+        """A stack still standing after the group that should have taken its last tiles was
+        delivered: the groups left out of the cut's order. (Seeing a stack that should be gone
+        cannot be an arm in the way; a stack unseen early can be, so that is not judged.)"""
+        round_ = self.round
+        assert round_ is not None
+        arrivals = sorted(round_.served.values())
+        pitch = float(np.median(np.diff(round_.columns)))
+        for stack, group in self.judge.last_groups().items():
+            if group > len(arrivals) or t - arrivals[group - 1] < LATE:
+                continue
+            x = round_.columns[stack]
+            if any(abs(p[0] - x) < pitch / 2 for p in still):
+                position = (round_.first_seen - 1 + group - 1) % 8 + 1  # type: ignore[operator]
+                self._alert(
+                    out,
+                    K.WRONG_CUT_ORDER,
+                    position,
+                    f"stack {stack + 1} gone with group {group} to position {position}",
+                    f"stack {stack + 1} still standing",
+                    arrivals[group - 1] + LATE,
+                    t,
+                    0.8,
+                    "stack",
+                )
+
+    def _watch_hands(self, t: float, seen: Detections, out: list[Raised]) -> None:
+        round_ = self.round
+        assert round_ is not None
+        scores = seen.label_scores
+        for zone in HAND_ZONES:
+            rows = [
+                i
+                for i, z in enumerate(seen.zones)
+                if z == zone and is_face(seen.labels[i]) and scores[i] >= MIN_READ
+            ]
+            watch = round_.watches.get(zone)
+            if watch is None:
+                if not rows:
+                    continue
+                watch = round_.watches[zone] = HandWatch(self._axis(zone))
+            if watch.final is not None:
+                continue
+            watch.update(
+                seen.table_xy[rows],
+                [seen.labels[i] for i in rows],
+                [float(scores[i]) for i in rows],
+            )
+            same = len(rows) == watch.last_count
+            watch.last_count = len(rows)
+            if watch.steady.update(same and len(rows) > 0, t):
+                watch.final = watch.settle(len(rows))
+                watch.final_t = watch.steady.since
+                self._judge_hand(zone, watch, t, out)
+        finals = [w for w in round_.watches.values() if w.final is not None]
+        if len(finals) == 8 and not round_.closed_checks:
+            self._judge_set(t, out)
+
+    def _axis(self, zone: str) -> NDArray[np.float64]:
+        polygon = self.locate.zones[zone]
+        edge = polygon[1] - polygon[0]
+        return np.asarray(edge / np.linalg.norm(edge), np.float64)
+
+    def _position(self, zone: str) -> int:
+        return self.table.banker if zone == "bank" else int(zone[1:])
+
+    def _judge_hand(self, zone: str, watch: HandWatch, t: float, out: list[Raised]) -> None:
+        round_ = self.round
+        assert round_ is not None and watch.final is not None
+        hand = watch.final
+        position = self._position(zone)
+        confidence = min(s.agreement for s in watch.slots)
+        since = watch.final_t
+        for face in hand.tiles:
+            round_.faces_seen[face] += 1
+        report = self.judge.integrity(list(round_.faces_seen.elements()), whole_set=False)
+        for tile, extra in report.foreign:
+            if str(tile) in hand.tiles:
+                self._alert(
+                    out,
+                    K.FOREIGN_TILE,
+                    position,
+                    f"at most {round_.faces_seen[str(tile)] - extra} x {tile}",
+                    f"{round_.faces_seen[str(tile)]} x {tile}",
+                    since,
+                    t,
+                    confidence,
+                    zone,
+                )
+        size = len(hand.tiles)
+        if size > 4 or (size == 4 and hand.setting is None):
+            shape = " + ".join(str(len(g)) for g in hand.groups if g)
+            self._alert(
+                out,
+                K.WRONG_HAND_SIZE,
+                position,
+                "4 tiles set 2 + 2",
+                f"{size} tiles set {shape}",
+                since,
+                t,
+                confidence,
+                zone,
+            )
+        elif size < 4:
+            round_.short_hands[zone] = size
+        house_set = zone == "bank" or position in self.table.house_way_positions
+        if house_set and hand.setting is not None:
+            check = self.judge.house_way(hand.setting)
+            if not check.is_house_way:
+                self._alert(
+                    out,
+                    K.HOUSE_WAY_VIOLATION,
+                    position,
+                    str(check.expected),
+                    str(hand.setting),
+                    since,
+                    t,
+                    confidence,
+                    zone,
+                    rule=f"{check.clause.ref}: {check.clause.summary}",
+                )
+
+    def _judge_set(self, t: float, out: list[Raised]) -> None:
+        """Every hand is exposed: tiles missing from the set, and short hands not explained by
+        them."""
+        round_ = self.round
+        assert round_ is not None
+        round_.closed_checks = True
+        total = sum(round_.faces_seen.values())
+        report = self.judge.integrity(list(round_.faces_seen.elements()), whole_set=True)
+        if total < 32:
+            missing = ", ".join(f"{tile} x{n}" for tile, n in report.missing)
+            self._alert(
+                out,
+                K.MISSING_TILE,
+                None,
+                "32 tiles",
+                f"{total} tiles; missing {missing}",
+                t,
+                t,
+                0.9,
+                "stack",
+                whole_frame=True,
+            )
+        short = sum(4 - n for n in round_.short_hands.values())
+        if short > 32 - total:
+            for zone, size in round_.short_hands.items():
+                self._alert(
+                    out,
+                    K.WRONG_HAND_SIZE,
+                    self._position(zone),
+                    "4 tiles",
+                    f"{size} tiles",
+                    round_.watches[zone].final_t,
+                    t,
+                    0.9,
+                    zone,
+                )
+
+    # -- output --------------------------------------------------------------------------------
+
+    def _alert(
+        self,
+        out: list[Raised],
+        kind: K,
+        position: int | None,
+        expected: str,
+        observed: str,
+        since: float,
+        t: float,
+        confidence: float,
+        zone: str,
+        *,
+        rule: str | None = None,
+        whole_frame: bool = False,
+    ) -> None:
+        round_ = self.round
+        assert round_ is not None
+        key = (kind.value, position)
+        if key in round_.raised:
+            return
+        round_.raised.add(key)
+        alert = Alert(
+            kind=kind.value,
+            severity=severity(kind),
+            table_id=self.table.table_id,
+            round_id=self._round_id(),
+            position=position,
+            rules=self.table.rules,
+            clause=rule or clause(kind, self.table.rules),
+            expected=expected,
+            observed=observed,
+            confidence=round(float(np.clip(confidence, 0, 1)), 3),
+            evidence_time_s=round(since, 3),
+            raised_time_s=round(t, 3),
+        )
+        round_.alerts.append(alert)
+        out.append(Raised(alert, self._evidence(zone, whole_frame)))
+
+    def _evidence(self, zone: str, whole_frame: bool) -> NDArray[np.uint8] | None:
+        if self.image is None:
+            return None
+        if whole_frame:
+            return self.image.copy()
+        x1, y1, x2, y2 = self.locate.image_box(zone)
+        return self.image[y1:y2, x1:x2].copy()
+
+    def _round_id(self) -> str:
+        assert self.round is not None
+        return f"{self.table.table_id}:{self.run}:{self.round.index}"
+
+    def _close(self, t: float, out: list[Raised], *, abandoned: bool) -> list[Raised]:
+        round_ = self.round
+        assert round_ is not None
+        if not abandoned and not round_.closed_checks:
+            self._judge_set(t, out)
+        hands: dict[str, HandRecord] = {}
+        settings = {}
+        for zone, watch in round_.watches.items():
+            if watch.final is None:
+                continue
+            hand = watch.final
+            position = self._position(zone)
+            record: dict[str, object] = {"tiles": list(hand.tiles)}
+            if hand.setting is not None:
+                settings[position] = hand.setting
+                record["high"] = [str(x) for x in hand.setting.high.tiles]
+                record["low"] = [str(x) for x in hand.setting.low.tiles]
+                try:
+                    check = self.judge.house_way(hand.setting)
+                    record["house_way"] = check.is_house_way
+                    record["house_way_setting"] = str(check.expected)
+                except ValueError:  # two of a face a set holds once
+                    pass
+            else:
+                record["high"], record["low"] = list(hand.groups[0]), list(hand.groups[1])
+            hands[str(position)] = HandRecord.model_validate(record)
+        outcomes = {}
+        bank = settings.get(self.table.banker)
+        if bank is not None:
+            for position, setting in settings.items():
+                if position != self.table.banker:
+                    try:
+                        outcomes[str(position)] = self.judge.outcome(setting, bank)
+                    except ValueError:
+                        continue
+        record_ = RoundRecord(
+            round_id=self._round_id(),
+            table_id=self.table.table_id,
+            rules=self.table.rules,
+            banker=self.table.banker,
+            started_s=round(round_.started_s, 3),
+            ended_s=None if abandoned else round(t, 3),
+            complete=round_.complete and not abandoned,
+            phases={k: round(v, 3) for k, v in round_.phases.items()},
+            dice=round_.dice,
+            dice_flat=round_.dice_flat,
+            cut=self.cut,
+            cut_options=self.cut_options,
+            required_first_position=round_.required_first,
+            first_position=round_.first_seen,
+            hands=hands,
+            outcomes=outcomes,
+            alerts=[a.id for a in round_.alerts],
+        )
+        out.append(Raised(record_))
+        self.round = None
+        self.start.count = self.midway.count = 0
+        return out
+
+
+@dataclass(frozen=True)
+class View:
+    """One frame, counted by zone: what the phase logic looks at."""
+
+    tiles: int
+    dice: int
+    loose: int
+    hand_tiles: int
+    backs: Mapping[str, int]
+    faces: Mapping[str, int]
+    stack_xy: list[NDArray[np.float64]]
+    dice_read: list[tuple[str, NDArray[np.float64], float]]
+
+    @classmethod
+    def of(cls, seen: Detections, table: TableConfig) -> View:
+        scores = seen.label_scores
+        backs: Counter[str] = Counter()
+        faces: Counter[str] = Counter()
+        stack_xy, dice_read = [], []
+        tiles = dice = loose = hand_tiles = 0
+        for i, label in enumerate(seen.labels):
+            zone = seen.zones[i]
+            if label.startswith("die-"):
+                if zone == "dice":
+                    dice += 1
+                    aspect = _aspect(table.to_table(seen.corners[i]))
+                    dice_read.append((label, seen.table_xy[i], aspect))
+                continue
+            tiles += 1
+            loose += zone == ""
+            hand_tiles += zone in HAND_ZONES
+            if label == "back":
+                backs[zone] += 1
+                if zone == "stack":
+                    stack_xy.append(seen.table_xy[i])
+            elif scores[i] >= MIN_READ:
+                faces[zone] += 1
+        return cls(tiles, dice, loose, hand_tiles, backs, faces, stack_xy, dice_read)
+
+
+def _aspect(corners: NDArray[np.float64]) -> float:
+    """Short over long side of a die's top face on the table: about 1 when it lies flat."""
+    lengths = np.linalg.norm(np.roll(corners, -1, axis=0) - corners, axis=1)
+    a, b = (lengths[0] + lengths[2]) / 2, (lengths[1] + lengths[3]) / 2
+    return float(min(a, b) / max(a, b, 1e-9))
+
+
+def _dice(values: list[int]) -> str:
+    return " ".join(str(v) for v in values) if values else "unseen"

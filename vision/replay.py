@@ -1,0 +1,155 @@
+"""`paigow replay`: a recorded table video through detection, reading, location and round
+following, to `alerts.jsonl`, `rounds.jsonl` and evidence images.
+
+The frames are analysed at a fixed rate (10 a second by default, what the edge box sustains);
+the rest are skipped, as the live service does when it falls behind.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+from tqdm import tqdm
+
+from vision.detections import Detections
+from vision.follow import Raised, RoundFollower
+from vision.records import Alert
+from vision.table import TableConfig
+
+
+class ReplayError(ValueError):
+    """A video, label file or output folder replay cannot use, in one line."""
+
+
+class Source(Protocol):
+    """Where a frame's detections come from."""
+
+    def detections(self, index: int, t: float, image: NDArray[np.uint8]) -> Detections: ...
+
+
+class ModelSource:
+    """The shipped models: the detector finds, the reader reads."""
+
+    def __init__(self, threads: int = 2) -> None:
+        from vision.detector import Detector, Reader
+
+        self.detector = Detector(threads=threads)
+        self.reader = Reader(threads=threads)
+
+    def detections(self, index: int, t: float, image: NDArray[np.uint8]) -> Detections:
+        return self.reader.read(image, self.detector.detect(image))
+
+
+class LabelSource:
+    """The simulator's per-frame labels (`frames.json.gz`) in place of the models: follows a
+    round as a perfect detector would see it, to measure the round logic on its own."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            with gzip.open(path, "rt") as handle:
+                frames = json.load(handle)
+        except (OSError, json.JSONDecodeError) as error:
+            raise ReplayError(f"cannot read labels {path}: {error}") from None
+        self.frames = {round(f["t"], 3): f["objects"] for f in frames}
+
+    def detections(self, index: int, t: float, image: NDArray[np.uint8]) -> Detections:
+        objects = self.frames.get(round(t, 3), [])
+        if not objects:
+            return Detections.empty()
+        return Detections(
+            np.array([o["corners"] for o in objects], np.float64).reshape(-1, 4, 2),
+            np.ones(len(objects)),
+            tuple(o["label"] for o in objects),
+        )
+
+
+@dataclass(frozen=True)
+class Summary:
+    frames: int
+    analysed: int
+    rounds: int
+    alerts: int
+    seconds: float
+
+
+def frames(video: Path, fps: float) -> Iterator[tuple[int, float, NDArray[np.uint8], int]]:
+    """(index, video time, image, frame count) of each frame to analyse at `fps`."""
+    capture = cv2.VideoCapture(str(video))
+    if not capture.isOpened():
+        raise ReplayError(f"cannot open video {video}")
+    rate = capture.get(cv2.CAP_PROP_FPS) or fps
+    total = int(capture.get(cv2.CAP_PROP_FRAME_COUNT))
+    step = max(rate / fps, 1.0)
+    index, due = 0, 0.0
+    try:
+        while True:
+            ok, image = capture.read()
+            if not ok:
+                break
+            if index + 1e-6 >= due:
+                yield index, round(index / rate, 3), image, total
+                due += step
+            index += 1
+    finally:
+        capture.release()
+
+
+def replay(
+    video: Path,
+    table: TableConfig,
+    out: Path,
+    source: Source,
+    *,
+    fps: float = 10.0,
+    cut: str | None = None,
+    cut_options: dict[str, str] | None = None,
+    progress: bool = True,
+) -> Summary:
+    """Follow every round in the video; write what was raised under `out`."""
+    follower = RoundFollower(table, run=video.stem, cut=cut, cut_options=cut_options)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "evidence").mkdir(exist_ok=True)
+    counts = {"frames": 0, "analysed": 0, "rounds": 0, "alerts": 0}
+    last_t = 0.0
+    with (out / "alerts.jsonl").open("w") as alerts, (out / "rounds.jsonl").open("w") as rounds:
+
+        def write(raised: list[Raised]) -> None:
+            for item in raised:
+                record = item.record
+                if isinstance(record, Alert):
+                    if item.evidence is not None and item.evidence.size:
+                        name = f"evidence/{record.id}.jpg"
+                        cv2.imwrite(str(out / name), item.evidence)
+                        record = record.model_copy(update={"evidence_image": name})
+                    alerts.write(record.model_dump_json() + "\n")
+                    counts["alerts"] += 1
+                else:
+                    rounds.write(record.model_dump_json() + "\n")
+                    counts["rounds"] += 1
+
+        bar = None
+        for index, t, image, total in frames(video, fps):
+            if bar is None:
+                bar = tqdm(total=total, desc="replay", unit="frame", disable=not progress)
+            if image.shape[1::-1] != tuple(table.image_size):
+                raise ReplayError(
+                    f"{video} is {image.shape[1]}x{image.shape[0]} but {table.table_id}'s "
+                    f"calibration is for {table.image_size[0]}x{table.image_size[1]}"
+                )
+            write(follower.follow(t, source.detections(index, t, image), image))
+            bar.update(index + 1 - bar.n)
+            counts["analysed"] += 1
+            counts["frames"] = index + 1
+            last_t = t
+        write(follower.finish(last_t))
+        if bar is not None:
+            bar.close()
+    return Summary(counts["frames"], counts["analysed"], counts["rounds"], counts["alerts"], last_t)
