@@ -178,6 +178,7 @@ class RoundFollower:
         self.to_close = Streak(5)
         self.face_up = Streak(STEADY)
         self.arrivals = {zone: Streak(2) for zone in PLAYER_ZONES}
+        self.emptied = {zone: Streak(5) for zone in PLAYER_ZONES}
 
     # -- per frame -----------------------------------------------------------------------------
 
@@ -216,6 +217,8 @@ class RoundFollower:
             self._watch_delivery(t, view, previous, out)
             if self.to_setting.update(view.backs.get("stack", 0) == 0 and view.loose == 0, t):
                 self._enter(Phase.SETTING, self.to_setting.since)
+        if phase in (Phase.DELIVERY, Phase.SETTING):
+            self._watch_boxes(t, view, out)
         if phase == Phase.SETTING and self.to_exposure.update(
             max((view.faces.get(z, 0) for z in HAND_ZONES), default=0) >= 2, t
         ):
@@ -268,6 +271,7 @@ class RoundFollower:
             self.to_close,
             self.face_up,
             *self.arrivals.values(),
+            *self.emptied.values(),
         ):
             streak.count = 0
 
@@ -372,6 +376,30 @@ class RoundFollower:
             # Only tiles lying still count: a block carried over the stacks is not a stack.
             still = [p for p in view.stack_xy if any(np.linalg.norm(p - q) < 6.0 for q in previous)]
             self._check_stacks(t, still, out)
+
+    def _watch_boxes(self, t: float, view: View, out: list[Raised]) -> None:
+        """A player's box that was served and then stands empty while tiles are carried across
+        the table: its hand left it (this table's players set their tiles where they lie)."""
+        round_ = self.round
+        assert round_ is not None
+        for position in round_.served:
+            if position == self.table.banker:  # the bank's hand goes to the bank area
+                continue
+            zone = f"p{position}"
+            streak = self.emptied[zone]
+            empty = view.backs.get(zone, 0) + view.faces.get(zone, 0) == 0
+            if streak.update(empty, t) and view.loose:
+                self._alert(
+                    out,
+                    K.HANDS_SWAPPED,
+                    position,
+                    f"position {position}'s tiles stay",
+                    f"position {position}'s tiles carried away",
+                    streak.since,
+                    t,
+                    0.8,
+                    zone,
+                )
 
     def _first_position(self, position: int, since: float, t: float, out: list[Raised]) -> None:
         round_ = self.round

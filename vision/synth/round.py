@@ -66,6 +66,8 @@ SHUFFLE, STACKING, DICE, CUT, DELIVERY_EACH, SETTING, BANK, EXPOSE_EACH, CLEARIN
 )
 
 
+SWAP_MOVE = 1.2
+"""Seconds swapped hands take to be carried from one box to the other, at the start of setting."""
 EXPOSED_EARLY = 1.0
 """A tile exposed while stacking is turned up this long before stacking starts: while it still
 lies among the washed tiles, where the camera can see it whatever layer it goes to."""
@@ -450,6 +452,8 @@ class RoundScene:
                     ),
                     key=lambda i: (plan.cells[i][1], -plan.cells[i][0]),
                 ).index(tid)
+                if plan.moved_tile is not None and plan.moved_tile[0] == tid:
+                    delivered_to, block_slot = plan.moved_tile[2], 4  # dealt to the wrong box
                 target = self.hand_pose(delivered_to, block_slot, "block")
                 if t < start + DELIVERY_EACH:
                     home = self.stack_pose(tid)
@@ -475,6 +479,16 @@ class RoundScene:
                         mode = "exposed"
                     spot = order.index(tid) if tid in order else slot
                     poses[tid] = self.hand_pose(position, spot, mode)
+                    carried = (t - tl.setting) / SWAP_MOVE
+                    if delivered_to != position and carried < 1:  # hands swapped: carried over
+                        end = poses[tid]
+                        poses[tid] = Pose(
+                            target.x + (end.x - target.x) * carried,
+                            target.y + (end.y - target.y) * carried,
+                            target.yaw + (end.yaw - target.yaw) * carried,
+                            3,
+                            False,
+                        )
                 if t >= tl.clearing + CLEARING * (position - 1) / 8:
                     poses.pop(tid, None)
         if t < tl.setting:
