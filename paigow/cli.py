@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -433,6 +434,30 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return _emit(args, data, human)
 
 
+class _JsonLogs(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return json.dumps({"at": round(record.created, 3), "level": record.levelname.lower(),
+                           "logger": record.name, "message": record.getMessage()})  # fmt: skip
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from edge.app import EdgeApp
+    from edge.comms import TransportError
+    from edge.config import EdgeConfig
+    from edge.outbox import OutboxError
+
+    config = EdgeConfig.load(Path(args.config))
+    handler = logging.StreamHandler()
+    if config.observability.log_format == "json":
+        handler.setFormatter(_JsonLogs())
+    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+    try:
+        EdgeApp(config).run()
+    except (TransportError, OutboxError) as error:
+        raise UsageError(str(error)) from None
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="paigow", description="Pai Gow tiles table monitor.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -534,6 +559,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--cut-option", action="append", default=[], metavar="KEY=VALUE")
     sub.add_argument("--labels", metavar="FRAMES.json.gz",
                      help="a simulated round's own labels instead of the models")  # fmt: skip
+
+    sub = command("run", cmd_run, "Run the table box: camera in, alerts out over MQTT.")
+    sub.add_argument("--config", required=True, metavar="edge.yaml")
 
     sub = command("train", cmd_train, "Train the detector and reader (needs the [train] extra).")
     sub.add_argument("--data", required=True, help="a `paigow synth dataset` folder")

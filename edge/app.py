@@ -1,0 +1,329 @@
+"""`paigow run`: the table box. Wires, in order: config, outbox, transport and courier, metrics,
+camera, analysis; then runs until stopped.
+
+Frames: the camera thread keeps only the newest frame; analysis takes whatever is newest when it
+is ready, so when it falls behind frames are dropped, never queued. Every alert and round record
+goes through the outbox before the broker sees it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+
+from edge.comms import Courier, MqttTransport, Transport, TransportError
+from edge.config import ConfigError, EdgeConfig
+from edge.outbox import Outbox, OutboxError
+from vision.follow import Raised, RoundFollower
+from vision.records import Alert
+from vision.replay import LabelSource, ModelSource, Source
+from vision.table import CalibrationError, TableConfig
+
+log = logging.getLogger("paigow.edge")
+
+
+@dataclass(frozen=True)
+class Frame:
+    stream_s: float
+    """Seconds since the service started watching: always increasing, even across loops."""
+    video_s: float
+    """Position in the source (for a looped video file, within the current pass)."""
+    image: NDArray[np.uint8]
+
+
+class Camera:
+    """Reads the source on its own thread, keeping only the newest frame; reconnects with
+    exponential backoff and says when the camera is lost."""
+
+    def __init__(self, source: str, *, loop: bool, backoff_cap: float, speed: float = 1.0) -> None:
+        self.source = source
+        self.speed = speed
+        self.loop = loop
+        self.backoff_cap = backoff_cap
+        self.state = "starting"
+        self.frames_read = 0
+        self._latest: Frame | None = None
+        self._lock = threading.Lock()
+        self._fresh = threading.Event()
+
+    def latest(self, timeout: float) -> Frame | None:
+        """The newest frame not yet taken, waiting up to `timeout`."""
+        if not self._fresh.wait(timeout):
+            return None
+        with self._lock:
+            self._fresh.clear()
+            return self._latest
+
+    def run(self, stop: threading.Event) -> None:
+        backoff, offset, started = 1.0, 0.0, time.monotonic()
+        is_file = Path(self.source).is_file()
+        while not stop.is_set():
+            capture = cv2.VideoCapture(int(self.source) if self.source.isdigit() else self.source)
+            if not capture.isOpened():
+                self._lost(f"cannot open {self.source}")
+                stop.wait(backoff)
+                backoff = min(backoff * 2, self.backoff_cap)
+                continue
+            self.state, backoff = "ok", 1.0
+            rate = capture.get(cv2.CAP_PROP_FPS) or 25.0
+            index, pass_start = 0, time.monotonic()
+            while not stop.is_set():
+                ok, image = capture.read()
+                if not ok:
+                    break
+                video_s = index / rate
+                if is_file:  # play a file at its own pace, as a camera would deliver it
+                    stop.wait(max(0.0, pass_start + video_s / self.speed - time.monotonic()))
+                stream_s = offset + video_s if is_file else time.monotonic() - started
+                with self._lock:
+                    self._latest = Frame(round(stream_s, 3), round(video_s, 3), image)
+                    self._fresh.set()
+                self.frames_read += 1
+                index += 1
+            capture.release()
+            if is_file and self.loop and index:
+                offset += index / rate + 1.0  # a second of empty table between passes
+                continue
+            if is_file:
+                self.state = "ended"
+                return
+            self._lost(f"{self.source} stopped delivering frames")
+            stop.wait(backoff)
+            backoff = min(backoff * 2, self.backoff_cap)
+
+    def _lost(self, why: str) -> None:
+        if self.state != "lost":
+            log.warning("camera lost: %s", why)
+        self.state = "lost"
+
+
+class Metrics:
+    """The Prometheus endpoint's series."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.frames = Counter("paigow_frames_analysed", "Frames analysed", registry=r)
+        self.fps = Gauge(
+            "paigow_analysis_fps", "Frames analysed per second (last 10 s)", registry=r
+        )
+        self.inference_ms = Gauge("paigow_inference_ms", "Detection time per frame", registry=r)
+        self.alerts = Counter("paigow_alerts", "Alerts raised", ["kind"], registry=r)
+        self.rounds = Counter("paigow_rounds", "Round records written", registry=r)
+        self.outbox = Gauge("paigow_outbox_depth", "Messages not yet acknowledged", registry=r)
+        self.connected = Gauge("paigow_broker_connected", "1 when connected", registry=r)
+        self.camera_ok = Gauge("paigow_camera_ok", "1 when the camera delivers", registry=r)
+
+
+class EdgeApp:
+    def __init__(
+        self,
+        config: EdgeConfig,
+        *,
+        transport: Transport | None = None,
+        source: Source | None = None,
+    ) -> None:
+        self.config = config
+        try:
+            self.table = TableConfig.read(config.table)
+        except CalibrationError as error:
+            raise ConfigError(str(error)) from None
+        prefix = f"{config.mqtt.prefix}/{config.mqtt.site}/{self.table.table_id}"
+        self.topics = {k: f"{prefix}/{k}" for k in ("alert", "round", "status", "health")}
+        self.outbox = Outbox(config.outbox.path, config.outbox.min_free_mb)
+        self.evidence = config.outbox.path.parent / "evidence"
+        self.transport = transport or self._mqtt()
+        self.courier = Courier(self.outbox, self.transport, config.mqtt.in_flight)
+        self.metrics = Metrics()
+        self.camera = Camera(
+            config.camera.source,
+            loop=config.camera.loop,
+            backoff_cap=config.camera.reconnect_max_s,
+            speed=config.camera.speed,
+        )
+        self.source = source or self._source()
+        analysis = config.analysis
+        self.follower = RoundFollower(
+            self.table,
+            run=f"{int(time.time())}",
+            cut=analysis.cut,
+            cut_options=analysis.cut_options or None,
+        )
+        self.stop = threading.Event()
+        self.unstored: list[tuple[str, dict[str, Any], str]] = []
+        self.analysed_at: list[float] = []
+
+    def _mqtt(self) -> MqttTransport:
+        m = self.config.mqtt
+        tls = m.tls
+        return MqttTransport(
+            host=m.host,
+            port=m.port,
+            client_id=f"paigow-{m.site}-{self.table.table_id}",
+            status_topic=self.topics["status"],
+            username=m.username,
+            password=m.password(),
+            ca_file=str(tls.ca_file) if tls else None,
+            cert_file=str(tls.cert_file) if tls and tls.cert_file else None,
+            key_file=str(tls.key_file) if tls and tls.key_file else None,
+            keepalive=m.keepalive_s,
+            in_flight=m.in_flight,
+            online_payload=lambda: json.dumps(
+                {"state": "online", "camera": self.camera.state}
+            ).encode(),
+        )
+
+    def _source(self) -> Source:
+        if self.config.analysis.labels is not None:
+            return LabelSource(self.config.analysis.labels)
+        try:
+            return ModelSource()
+        except FileNotFoundError as error:
+            raise ConfigError(f"{error} (docs/detector.md); demos set analysis.labels") from None
+
+    # -- running -------------------------------------------------------------------------------
+
+    def run(self, *, handle_signals: bool = True) -> None:
+        if handle_signals:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(sig, lambda *_: self.stop.set())
+        port = self.config.observability.metrics_port
+        if port:
+            start_http_server(port, registry=self.metrics.registry)
+        self.transport.start()
+        threads = [
+            threading.Thread(
+                target=self.courier.run, args=(self.stop,), name="courier", daemon=True
+            ),
+            threading.Thread(target=self.camera.run, args=(self.stop,), name="camera", daemon=True),
+            threading.Thread(target=self._health, name="health", daemon=True),
+        ]
+        for thread in threads:
+            thread.start()
+        log.info(
+            "watching table %s; publishing under %s",
+            self.table.table_id,
+            self.topics["alert"].rsplit("/", 1)[0],
+        )
+        try:
+            self._analyse()
+        finally:
+            self.stop.set()
+            for thread in threads:
+                thread.join(timeout=5)
+            self.courier.step()
+            self.transport.stop()
+            self.outbox.close()
+
+    def _analyse(self) -> None:
+        period = 1.0 / self.config.analysis.fps
+        next_due = last = 0.0
+        while not self.stop.is_set():
+            if self.transport.refusal is not None:
+                raise TransportError(
+                    f"the broker refused this box's login as {self.config.mqtt.username!r}: "
+                    f"{self.transport.refusal} (check mqtt.username and the password)"
+                )
+            frame = self.camera.latest(timeout=0.5)
+            if frame is None:
+                if self.camera.state == "ended":
+                    self._publish_raised(self.follower.finish(last))
+                    self._drain()
+                    return
+                continue
+            if frame.stream_s + 1e-6 < next_due:
+                continue  # analyse at the configured rate; newer frames replace older
+            next_due = max(next_due + period, frame.stream_s - period / 2)
+            last = frame.stream_s
+            started = time.perf_counter()
+            detections = self.source.detections(0, frame.video_s, frame.image)
+            self.metrics.inference_ms.set((time.perf_counter() - started) * 1000)
+            self._publish_raised(self.follower.follow(frame.stream_s, detections, frame.image))
+            self.metrics.frames.inc()
+            now = time.monotonic()
+            self.analysed_at = [t for t in self.analysed_at if now - t < 10] + [now]
+            self.metrics.fps.set(len(self.analysed_at) / 10)
+
+    def _drain(self, timeout: float = 10.0) -> None:
+        """At the end of a file: give the courier a moment to deliver what is left."""
+        deadline = time.monotonic() + timeout
+        while self.outbox.depth() and time.monotonic() < deadline and self.transport.connected:
+            self.courier.wake.set()
+            time.sleep(0.05)
+
+    def _publish_raised(self, raised: list[Raised]) -> None:
+        for item in raised:
+            record = item.record
+            if isinstance(record, Alert):
+                body = record.model_dump(mode="json")
+                if item.evidence is not None and item.evidence.size:
+                    ok, jpeg = cv2.imencode(".jpg", item.evidence, [cv2.IMWRITE_JPEG_QUALITY, 85])
+                    if ok:
+                        body["evidence_jpeg"] = base64.b64encode(jpeg.tobytes()).decode()
+                self._store("alert", body, self.topics["alert"])
+                self.metrics.alerts.labels(record.kind).inc()
+                log.warning(
+                    "alert %s at position %s: %s", record.kind, record.position, record.observed
+                )
+            else:
+                self._store("round", record.model_dump(mode="json"), self.topics["round"])
+                self.metrics.rounds.inc()
+
+    def _store(self, kind: str, body: dict[str, Any], topic: str) -> None:
+        """Into the outbox; if the disk refuses, hold it in memory, retry, and alarm."""
+        self.unstored.append((kind, body, topic))
+        while self.unstored:
+            kind_, body_, topic_ = self.unstored[0]
+            try:
+                self.outbox.put(topic_, body_, table_id=self.table.table_id, kind=kind_)
+            except OutboxError as error:
+                log.error(
+                    "cannot store a message, holding %d in memory: %s", len(self.unstored), error
+                )
+                return
+            self.unstored.pop(0)
+        self.courier.wake.set()
+
+    def health(self) -> dict[str, Any]:
+        alarms = []
+        if self.outbox.disk_low():
+            alarms.append("disk-low")
+        if self.unstored:
+            alarms.append("outbox-unwritable")
+        if self.camera.state == "lost":
+            alarms.append("camera-lost")
+        if self.courier.refused:
+            alarms.append("messages-refused")
+        depth = self.outbox.depth()
+        self.metrics.outbox.set(depth)
+        self.metrics.connected.set(1 if self.transport.connected else 0)
+        self.metrics.camera_ok.set(1 if self.camera.state == "ok" else 0)
+        return {
+            "table_id": self.table.table_id,
+            "at": time.time(),
+            "camera": self.camera.state,
+            "broker_connected": self.transport.connected,
+            "outbox_depth": depth,
+            "free_mb": round(self.outbox.free_mb(), 1),
+            "analysis_fps": round(len(self.analysed_at) / 10, 2),
+            "alarms": alarms,
+        }
+
+    def _health(self) -> None:
+        while not self.stop.wait(self.config.observability.health_every_s):
+            report = self.health()
+            if report["alarms"]:
+                log.warning("health alarms: %s", ", ".join(report["alarms"]))
+            self.transport.publish(self.topics["health"], json.dumps(report).encode())

@@ -1,0 +1,432 @@
+"""The table box: outbox, courier, config (unit, with the in-memory transport), then against a
+real Mosquitto the tests start themselves: broker restarts, `kill -9` of the box, TLS with
+passwords and per-table ACLs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+import yaml
+
+from edge.comms import Courier, MemoryTransport, MqttTransport
+from edge.config import ConfigError, EdgeConfig
+from edge.outbox import Outbox
+from tests.broker import Broker, Subscriber, free_port
+from vision.replay import frames
+from vision.table import calibrate
+
+ROUND = Path(__file__).parent / "fixtures" / "rounds" / "nz-irregular"
+
+
+def put(outbox: Outbox, n: int, topic: str = "paigow/s/t1/alert") -> list[str]:
+    return [outbox.put(topic, {"n": i}, table_id="t1", kind="alert").id for i in range(n)]
+
+
+# -- unit: outbox and courier ------------------------------------------------------------------
+
+
+def test_outbox_keeps_order_and_numbers_across_restarts(tmp_path: Path) -> None:
+    outbox = Outbox(tmp_path / "o.sqlite")
+    first = put(outbox, 3)
+    outbox.ack(outbox.pending()[0].seq)
+    outbox.ack(outbox.pending()[1].seq)  # acknowledged out of order: fine
+    outbox.close()
+    again = Outbox(tmp_path / "o.sqlite")
+    later = put(again, 2)
+    pending = again.pending()
+    assert [m.id for m in pending] == [first[1], *later]
+    assert [m.seq for m in pending] == [2, 4, 5]  # numbers are never reused
+    envelope = json.loads(pending[0].payload)
+    assert envelope["seq"] == 2 and envelope["table_id"] == "t1" and envelope["body"] == {"n": 1}
+
+
+def test_refused_messages_are_kept_aside(tmp_path: Path) -> None:
+    outbox = Outbox(tmp_path / "o.sqlite")
+    put(outbox, 2)
+    outbox.refuse(1, "Not authorized")
+    assert outbox.depth() == 1 and outbox.refused_count() == 1
+
+
+@pytest.mark.parametrize(("window", "first_handed"), [(1, 1), (3, 3), (50, 5)])
+def test_courier_keeps_a_window_and_forgets_only_what_was_acknowledged(
+    tmp_path: Path, window: int, first_handed: int
+) -> None:
+    outbox = Outbox(tmp_path / "o.sqlite")
+    put(outbox, 5)
+    transport = MemoryTransport(auto_ack=False)
+    courier = Courier(outbox, transport, window=window)
+    assert courier.step() == first_handed
+    assert courier.step() == 0 and outbox.depth() == 5  # nothing acknowledged yet
+    transport.acks.put((transport.unacked.pop(0), None))
+    courier.step()
+    assert outbox.depth() == 4
+    seqs = [json.loads(p)["seq"] for _, p, _ in transport.published]
+    assert seqs == sorted(seqs)
+
+
+def test_courier_holds_everything_while_disconnected(tmp_path: Path) -> None:
+    outbox = Outbox(tmp_path / "o.sqlite")
+    transport = MemoryTransport(up=False)
+    courier = Courier(outbox, transport)
+    put(outbox, 3)
+    assert courier.step() == 0 and outbox.depth() == 3
+    transport.up = True
+    courier.step()
+    courier.step()
+    assert outbox.depth() == 0 and len(transport.published) == 3
+
+
+def test_courier_hands_over_again_when_acknowledgements_never_come(tmp_path: Path) -> None:
+    outbox = Outbox(tmp_path / "o.sqlite")
+    put(outbox, 2)
+    transport = MemoryTransport(auto_ack=False)
+    courier = Courier(outbox, transport, resend_after=0.0)
+    courier.step()
+    time.sleep(0.01)
+    courier.step()  # lost by the client: both handed over again, same ids
+    ids = [json.loads(p)["message_id"] for _, p, _ in transport.published]
+    assert len(ids) == 4 and ids[:2] == ids[2:]
+
+
+# -- unit: config ------------------------------------------------------------------------------
+
+
+def write_config(folder: Path, **changes: object) -> Path:
+    data: dict[str, object] = {
+        "table": "table.yaml",
+        "camera": {"source": "round.mp4"},
+        "mqtt": {"site": "s1", "port": 1883},
+    }
+    for key, value in changes.items():
+        data[key] = value
+    path = folder / "edge.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"camera": {"source": "x", "lopp": True}}, "camera.lopp: unknown setting"),
+        ({"mqtt": {"site": "s1", "port": 0}}, "mqtt.port: Input should be greater than"),
+        ({"mqtt": {"site": "s", "tls": {"ca_file": "ca", "cert_file": "c"}}}, "both cert_file"),
+        ({"extra": 1}, "extra: unknown setting"),
+    ],
+)
+def test_bad_config_is_named_in_one_line(tmp_path: Path, changes: dict, message: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
+        EdgeConfig.load(write_config(tmp_path, **changes))
+
+
+def test_environment_overrides_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAIGOW_MQTT__HOST", "broker.internal")
+    monkeypatch.setenv("PAIGOW_MQTT_PASSWORD", "from-env")
+    config = EdgeConfig.load(write_config(tmp_path))
+    assert config.mqtt.host == "broker.internal" and config.mqtt.site == "s1"
+    assert config.table == tmp_path / "table.yaml"  # paths are relative to edge.yaml
+    assert config.mqtt.password() == "from-env"
+    (tmp_path / "pw").write_text("from-file\n")
+    changed = config.mqtt.model_copy(update={"password_file": tmp_path / "pw"})
+    assert changed.password() == "from-file"
+    assert "from-file" not in repr(changed) and "from-env" not in repr(config)
+
+
+# -- a real broker -----------------------------------------------------------------------------
+
+
+def test_broker_restart_loses_nothing(tmp_path: Path) -> None:
+    broker = Broker(tmp_path).start()
+    room = Subscriber(broker.port, "paigow/#")
+    outbox = Outbox(tmp_path / "outbox.sqlite")
+    transport = MqttTransport(
+        host="127.0.0.1", port=broker.port, client_id="edge-t1", status_topic="paigow/s/t1/status"
+    )
+    courier = Courier(outbox, transport)
+    stop = threading.Event()
+    transport.start()
+    worker = threading.Thread(target=courier.run, args=(stop,), daemon=True)
+    worker.start()
+    produced = []
+    try:
+        for i in range(200):
+            produced += put(outbox, 1)
+            if i == 70:
+                broker.stop(kill=False)  # the broker goes away mid-stream...
+            if i == 140:
+                broker.start()  # ...and comes back: everything queued goes out in order
+            time.sleep(0.01)
+        got = room.wait_for(200, timeout=30, topic_end="/alert")
+        deadline = time.monotonic() + 10
+        while outbox.depth() and time.monotonic() < deadline:  # the last acknowledgements
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        worker.join(5)
+        transport.stop()
+        room.close()
+        broker.stop()
+    ids = [p["message_id"] for p in got]
+    first_seen = list(dict.fromkeys(ids))
+    assert first_seen == produced  # all of them, in the order produced
+    seqs = {p["message_id"]: p["seq"] for p in got}
+    assert [seqs[i] for i in first_seen] == sorted(seqs.values())
+    assert outbox.depth() == 0
+
+
+def table_for(folder: Path) -> Path:
+    image = next(frames(ROUND / "round.mp4", 10))[2]
+    path = folder / "table.yaml"
+    calibrate(image, table_id="t1", rules="nz-1998", banker=1).write(path)
+    return path
+
+
+def edge_config(folder: Path, port: int, **mqtt: object) -> Path:
+    truth = json.loads((ROUND / "truth.json").read_text())
+    config = {
+        "table": str(table_for(folder)),
+        "camera": {"source": str(ROUND / "round.mp4"), "speed": 4.0},
+        "analysis": {
+            "labels": str(ROUND / "frames.json.gz"),
+            "cut": truth["cut"],
+            "cut_options": truth["cut_options"],
+        },
+        "mqtt": {"host": "127.0.0.1", "port": port, "site": "s1", **mqtt},
+        "outbox": {"path": str(folder / "outbox.sqlite"), "min_free_mb": 0},
+        "observability": {"metrics_port": free_port(), "health_every_s": 1.0},
+    }
+    path = folder / "edge.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def start_edge(config: Path) -> subprocess.Popen[str]:
+    """The box as a process, its log beside the config (for a failing test to show)."""
+    with (config.parent / "edge.log").open("a") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "paigow.cli", "run", "--config", str(config)],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            text=True,
+        )
+
+
+def outbox_ids(path: Path) -> list[str]:
+    if not path.exists():
+        return []
+    with closing(sqlite3.connect(path)) as db:
+        try:
+            return [row[0] for row in db.execute("SELECT id FROM outbox ORDER BY seq")]
+        except sqlite3.OperationalError:  # the box is still creating it
+            return []
+
+
+def test_kill_9_then_restart_delivers_the_outbox(tmp_path: Path) -> None:
+    broker = Broker(tmp_path)  # not started: the box must keep everything meanwhile
+    config = edge_config(tmp_path, broker.port)
+    edge = start_edge(config)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if len(outbox_ids(tmp_path / "outbox.sqlite")) >= 3:
+                break
+            time.sleep(0.2)
+        edge.send_signal(signal.SIGKILL)
+        edge.wait(10)
+        waiting = outbox_ids(tmp_path / "outbox.sqlite")
+        assert len(waiting) >= 3  # two alerts and the round record, never published
+        broker.start()
+        room = Subscriber(broker.port, "paigow/s1/t1/#")
+        edge = start_edge(config)
+        got = room.wait_for(len(waiting), timeout=30)
+        received = [p.get("message_id") for p in got]
+        assert all(i in received for i in waiting)
+        kinds = {p["body"]["kind"] for p in got if p.get("kind") == "alert"}
+        assert kinds == {"wrong-first-position", "house-way-violation"}
+        alert = next(p for p in got if p.get("kind") == "alert")
+        assert len(alert["body"]["evidence_jpeg"]) > 1000  # the evidence crop travels with it
+        metrics = (
+            urllib.request.urlopen(
+                f"http://127.0.0.1:{yaml.safe_load(config.read_text())['observability']['metrics_port']}/metrics",
+                timeout=5,
+            )
+            .read()
+            .decode()
+        )
+        assert "paigow_frames_analysed_total" in metrics and "paigow_outbox_depth" in metrics
+        room.close()
+    finally:
+        edge.terminate()
+        edge.wait(10)
+        broker.stop()
+    assert edge.returncode == 0
+
+
+# -- TLS, passwords, ACLs ----------------------------------------------------------------------
+
+
+def openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def secure_broker(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    folder = tmp_path_factory.mktemp("tls")
+    openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=test-ca",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        cwd=folder,
+    )
+    openssl(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=localhost",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        cwd=folder,
+    )
+    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    openssl(
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+        "-out",
+        "server.crt",
+        cwd=folder,
+    )
+    passwd = folder / "passwd"
+    for user, password in (("t1", "secret-1"), ("t2", "secret-2"), ("room", "room-pw")):
+        subprocess.run(
+            [
+                "mosquitto_passwd",
+                "-b",
+                *(["-c"] if not passwd.exists() else []),
+                str(passwd),
+                user,
+                password,
+            ],
+            check=True,
+            capture_output=True,
+        )
+    (folder / "acl").write_text(
+        (Path(__file__).parents[1] / "deploy" / "mosquitto" / "acl").read_text()
+    )
+    extra = (
+        f"allow_anonymous false\npassword_file {passwd}\nacl_file {folder / 'acl'}\n"
+        f"cafile {folder / 'ca.crt'}\ncertfile {folder / 'server.crt'}\n"
+        f"keyfile {folder / 'server.key'}\n"
+    )
+    broker = Broker(folder, extra).start()
+    yield broker, folder
+    broker.stop()
+
+
+def test_a_table_may_publish_only_under_its_own_topics(secure_broker) -> None:  # type: ignore[no-untyped-def]
+    broker, folder = secure_broker
+    room = Subscriber(
+        broker.port,
+        "paigow/#",
+        client_id="room-acl",
+        username="room",
+        password="room-pw",
+        ca=str(folder / "ca.crt"),
+    )
+    transport = MqttTransport(
+        host="127.0.0.1",
+        port=broker.port,
+        client_id="edge-t1-tls",
+        status_topic="paigow/s1/t1/status",
+        username="t1",
+        password="secret-1",
+        ca_file=str(folder / "ca.crt"),
+    )
+    transport.start()
+    try:
+        assert transport.wait_connected(10)
+        own = transport.publish("paigow/s1/t1/alert", b'{"own": true}')
+        other = transport.publish("paigow/s1/t2/alert", b'{"other": true}')
+        acks = dict(transport.acks.get(timeout=10) for _ in range(3))  # status, own, other
+        assert acks[own] is None
+        assert acks[other] is not None and "authori" in acks[other].lower()
+        got = room.wait_for(1, timeout=5, topic_end="/alert")
+        assert {json.dumps(p) for p in got} == {'{"own": true}'}
+    finally:
+        transport.stop()
+        room.close()
+
+
+def test_a_wrong_password_is_a_clear_error(secure_broker, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    broker, folder = secure_broker
+    (tmp_path / "pw").write_text("not-the-password\n")
+    config = edge_config(
+        tmp_path,
+        broker.port,
+        username="t1",
+        password_file=str(tmp_path / "pw"),
+        tls={"ca_file": str(folder / "ca.crt")},
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "paigow.cli", "run", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 2
+    last = run.stderr.strip().splitlines()[-1]
+    assert "refused this box's login as 't1'" in last and "check mqtt.username" in last
+    assert "Traceback" not in run.stderr and "not-the-password" not in run.stderr
+
+
+def test_no_plain_connection_to_the_tls_listener(secure_broker) -> None:  # type: ignore[no-untyped-def]
+    broker, _ = secure_broker
+    transport = MqttTransport(
+        host="127.0.0.1",
+        port=broker.port,
+        client_id="plain",
+        status_topic="paigow/s1/t1/status",
+        username="t1",
+        password="secret-1",
+    )
+    transport.start()
+    try:
+        assert not transport.wait_connected(2)
+    finally:
+        transport.client.loop_stop()
+    assert os.environ.get("PAIGOW_MQTT_PASSWORD") is None
