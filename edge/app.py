@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import cv2
 import numpy as np
@@ -25,6 +25,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_serv
 
 from edge.comms import Courier, MqttTransport, Transport, TransportError
 from edge.config import ConfigError, EdgeConfig
+from edge.messages import Alarm, CameraState, Health
 from edge.outbox import Outbox, OutboxError
 from vision.follow import Raised, RoundFollower
 from vision.records import Alert
@@ -52,7 +53,7 @@ class Camera:
         self.speed = speed
         self.loop = loop
         self.backoff_cap = backoff_cap
-        self.state = "starting"
+        self.state: CameraState = "starting"
         self.frames_read = 0
         self._latest: Frame | None = None
         self._lock = threading.Lock()
@@ -162,7 +163,7 @@ class EdgeApp:
             cut_options=analysis.cut_options or None,
         )
         self.stop = threading.Event()
-        self.unstored: list[tuple[str, dict[str, Any], str]] = []
+        self.unstored: list[tuple[Literal["alert", "round"], dict[str, Any], str, str | None]] = []
         self.analysed_at: list[float] = []
 
     def _mqtt(self) -> MqttTransport:
@@ -267,27 +268,34 @@ class EdgeApp:
         for item in raised:
             record = item.record
             if isinstance(record, Alert):
-                body = record.model_dump(mode="json")
+                evidence = None
                 if item.evidence is not None and item.evidence.size:
                     ok, jpeg = cv2.imencode(".jpg", item.evidence, [cv2.IMWRITE_JPEG_QUALITY, 85])
-                    if ok:
-                        body["evidence_jpeg"] = base64.b64encode(jpeg.tobytes()).decode()
-                self._store("alert", body, self.topics["alert"])
+                    evidence = base64.b64encode(jpeg.tobytes()).decode() if ok else None
+                self._store("alert", record.model_dump(mode="json"), self.topics["alert"], evidence)
                 self.metrics.alerts.labels(record.kind).inc()
                 log.warning(
                     "alert %s at position %s: %s", record.kind, record.position, record.observed
                 )
             else:
-                self._store("round", record.model_dump(mode="json"), self.topics["round"])
+                self._store("round", record.model_dump(mode="json"), self.topics["round"], None)
                 self.metrics.rounds.inc()
 
-    def _store(self, kind: str, body: dict[str, Any], topic: str) -> None:
+    def _store(
+        self,
+        kind: Literal["alert", "round"],
+        body: dict[str, Any],
+        topic: str,
+        evidence: str | None,
+    ) -> None:
         """Into the outbox; if the disk refuses, hold it in memory, retry, and alarm."""
-        self.unstored.append((kind, body, topic))
+        self.unstored.append((kind, body, topic, evidence))
         while self.unstored:
-            kind_, body_, topic_ = self.unstored[0]
+            kind_, body_, topic_, evidence_ = self.unstored[0]
             try:
-                self.outbox.put(topic_, body_, table_id=self.table.table_id, kind=kind_)
+                self.outbox.put(
+                    topic_, body_, table_id=self.table.table_id, kind=kind_, evidence_jpeg=evidence_
+                )
             except OutboxError as error:
                 log.error(
                     "cannot store a message, holding %d in memory: %s", len(self.unstored), error
@@ -296,8 +304,8 @@ class EdgeApp:
             self.unstored.pop(0)
         self.courier.wake.set()
 
-    def health(self) -> dict[str, Any]:
-        alarms = []
+    def health(self) -> Health:
+        alarms: list[Alarm] = []
         if self.outbox.disk_low():
             alarms.append("disk-low")
         if self.unstored:
@@ -310,20 +318,20 @@ class EdgeApp:
         self.metrics.outbox.set(depth)
         self.metrics.connected.set(1 if self.transport.connected else 0)
         self.metrics.camera_ok.set(1 if self.camera.state == "ok" else 0)
-        return {
-            "table_id": self.table.table_id,
-            "at": time.time(),
-            "camera": self.camera.state,
-            "broker_connected": self.transport.connected,
-            "outbox_depth": depth,
-            "free_mb": round(self.outbox.free_mb(), 1),
-            "analysis_fps": round(len(self.analysed_at) / 10, 2),
-            "alarms": alarms,
-        }
+        return Health(
+            table_id=self.table.table_id,
+            at=time.time(),
+            camera=self.camera.state,
+            broker_connected=self.transport.connected,
+            outbox_depth=depth,
+            free_mb=round(self.outbox.free_mb(), 1),
+            analysis_fps=round(len(self.analysed_at) / 10, 2),
+            alarms=alarms,
+        )
 
     def _health(self) -> None:
         while not self.stop.wait(self.config.observability.health_every_s):
             report = self.health()
-            if report["alarms"]:
-                log.warning("health alarms: %s", ", ".join(report["alarms"]))
-            self.transport.publish(self.topics["health"], json.dumps(report).encode())
+            if report.alarms:
+                log.warning("health alarms: %s", ", ".join(report.alarms))
+            self.transport.publish(self.topics["health"], report.model_dump_json().encode())

@@ -152,7 +152,7 @@ class EdgeConfig(BaseSettings):
 
     def relative_to(self, base: Path) -> EdgeConfig:
         def fix(p: Path | None) -> Path | None:
-            return p if p is None or p.is_absolute() else base / p
+            return p if p is None or p.is_absolute() else (base / p).resolve()
 
         tls = self.mqtt.tls
         if tls is not None:

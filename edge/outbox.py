@@ -9,7 +9,6 @@ after rows are deleted, so consumers can spot gaps and de-duplicate.
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 import sqlite3
 import threading
@@ -17,7 +16,9 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from edge.messages import Envelope
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS outbox (
@@ -66,7 +67,15 @@ class Outbox:
         except sqlite3.Error as error:
             raise OutboxError(f"cannot open the outbox {path}: {error}") from None
 
-    def put(self, topic: str, body: dict[str, Any], *, table_id: str, kind: str) -> Message:
+    def put(
+        self,
+        topic: str,
+        body: dict[str, Any],
+        *,
+        table_id: str,
+        kind: Literal["alert", "round"],
+        evidence_jpeg: str | None = None,
+    ) -> Message:
         """Commit one message; returns it with its sequence number and id."""
         message_id = str(body.get("id") or uuid.uuid4())
         with self._lock:
@@ -77,15 +86,15 @@ class Outbox:
                     (message_id, topic, time.time()),
                 )
                 seq = int(cursor.lastrowid or 0)
-                envelope = {
-                    "message_id": message_id,
-                    "seq": seq,
-                    "table_id": table_id,
-                    "kind": kind,
-                    "produced_at": time.time(),
-                    "body": body,
-                }
-                payload = json.dumps(envelope, separators=(",", ":"))
+                payload = Envelope(
+                    message_id=message_id,
+                    seq=seq,
+                    table_id=table_id,
+                    kind=kind,
+                    produced_at=time.time(),
+                    body=body,
+                    evidence_jpeg=evidence_jpeg,
+                ).model_dump_json()
                 self._db.execute("UPDATE outbox SET payload = ? WHERE seq = ?", (payload, seq))
                 self._db.execute("COMMIT")
             except sqlite3.Error as error:

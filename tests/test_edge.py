@@ -254,7 +254,7 @@ def test_kill_9_then_restart_delivers_the_outbox(tmp_path: Path) -> None:
         kinds = {p["body"]["kind"] for p in got if p.get("kind") == "alert"}
         assert kinds == {"wrong-first-position", "house-way-violation"}
         alert = next(p for p in got if p.get("kind") == "alert")
-        assert len(alert["body"]["evidence_jpeg"]) > 1000  # the evidence crop travels with it
+        assert len(alert["evidence_jpeg"]) > 1000  # the evidence crop travels with it
         metrics = (
             urllib.request.urlopen(
                 f"http://127.0.0.1:{yaml.safe_load(config.read_text())['observability']['metrics_port']}/metrics",

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,3 +22,23 @@ def test_tool_is_clean(command: list[str]) -> None:
         [sys.executable, "-m", *command], cwd=ROOT, capture_output=True, text=True, check=False
     )
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_dockerfile_is_clean() -> None:
+    run = subprocess.run(
+        ["hadolint", "Dockerfile"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_compose_demo_points_at_files_that_exist() -> None:
+    from edge.config import EdgeConfig
+
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    for service in compose["services"].values():
+        for volume in service.get("volumes", []):
+            source = volume.split(":")[0]
+            if source.startswith("./"):
+                assert (ROOT / source).exists(), source
+    config = EdgeConfig.load(ROOT / "deploy" / "demo" / "edge.yaml")
+    assert Path(config.camera.source).is_file() and config.table.is_file()

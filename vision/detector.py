@@ -10,6 +10,7 @@ Two stages, each a small object with one verb:
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 
 import cv2
@@ -20,7 +21,8 @@ from numpy.typing import NDArray
 from vision.crops import CROP, rectify
 from vision.detections import Detections
 
-MODELS = Path(__file__).resolve().parents[1] / "models"
+MODELS = Path(os.environ.get("PAIGOW_MODELS", Path(__file__).resolve().parents[1] / "models"))
+"""The shipped ONNX files: the repository's models/, or $PAIGOW_MODELS (the container's)."""
 DETECTOR_CLASSES = ("tile", "back", "die")
 
 

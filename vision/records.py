@@ -26,8 +26,11 @@ class Alert(BaseModel):
     """One irregularity, as the surveillance room receives it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    id: uuid.UUID = Field(default_factory=uuid.uuid4, title="Alert id",
-                          description="Unique: consumers de-duplicate on it.")  # fmt: skip
+    id: uuid.UUID = Field(
+        default_factory=uuid.uuid4,
+        title="Alert id",
+        description="Unique: consumers de-duplicate on it.",
+    )
     kind: IrregularityKind = Field(title="Kind", description="From the irregularity catalogue.")  # type: ignore[valid-type]
     severity: SeverityName = Field(title="Severity")
     table_id: str = Field(title="Table")
@@ -104,11 +107,20 @@ SCHEMAS = {"alert": Alert, "round-record": RoundRecord}
 
 def write_schemas(folder: Path) -> list[Path]:
     """The JSON Schema of each record, one file each."""
+    from edge.config import EdgeConfig
+    from edge.messages import Envelope, Health, Status
     from vision.table import TableConfig
 
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, model in {**SCHEMAS, "table": TableConfig}.items():
+    more = {
+        "table": TableConfig,
+        "edge-config": EdgeConfig,
+        "envelope": Envelope,
+        "status": Status,
+        "health": Health,
+    }
+    for name, model in {**SCHEMAS, **more}.items():
         path = folder / f"{name}.schema.json"
         path.write_text(json.dumps(model.model_json_schema(), indent=2) + "\n")
         written.append(path)
