@@ -6,8 +6,10 @@ Malformed input ends the program with exit status 2 and one line naming the prob
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import logging
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -392,12 +394,15 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         if not ok:
             raise UsageError(f"cannot read an image or a video from {args.image!r}")
     points = _points(args.points) if args.points else None
-    config = calibrate(image, table_id=args.table_id, rules=args.rules, banker=args.banker,
-                       points=points)  # fmt: skip
+    config = calibrate(
+        image, table_id=args.table_id, rules=args.rules, banker=args.banker, points=points
+    )
     config.write(Path(args.out))
     data = {"out": args.out, "reprojection_error_px": config.reprojection_error_px}
-    human = (f"{args.out}: table {config.table_id}, {config.rules}, banker at {config.banker}; "
-             f"reference points fit to {config.reprojection_error_px:.2f} px")  # fmt: skip
+    human = (
+        f"{args.out}: table {config.table_id}, {config.rules}, banker at {config.banker}; "
+        f"reference points fit to {config.reprojection_error_px:.2f} px"
+    )
     return _emit(args, data, human)
 
 
@@ -426,18 +431,34 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 f"{error}: no detector is shipped yet (docs/detector.md); a simulated round "
                 "replays with --labels ITS/frames.json.gz"
             ) from None
-    summary = replay(video, table, Path(args.out), source, fps=args.fps, cut=args.cut,
-                     cut_options=options or None, progress=not args.json)  # fmt: skip
+    summary = replay(
+        video,
+        table,
+        Path(args.out),
+        source,
+        fps=args.fps,
+        cut=args.cut,
+        cut_options=options or None,
+        progress=not args.json,
+    )
     data = {"out": args.out, **vars(summary)}
-    human = (f"{args.out}: {summary.rounds} round(s), {summary.alerts} alert(s) from "
-             f"{summary.analysed} analysed frames of {summary.frames}")  # fmt: skip
+    human = (
+        f"{args.out}: {summary.rounds} round(s), {summary.alerts} alert(s) from "
+        f"{summary.analysed} analysed frames of {summary.frames}"
+    )
     return _emit(args, data, human)
 
 
 class _JsonLogs(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        return json.dumps({"at": round(record.created, 3), "level": record.levelname.lower(),
-                           "logger": record.name, "message": record.getMessage()})  # fmt: skip
+        return json.dumps(
+            {
+                "at": round(record.created, 3),
+                "level": record.levelname.lower(),
+                "logger": record.name,
+                "message": record.getMessage(),
+            }
+        )
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -456,6 +477,120 @@ def cmd_run(args: argparse.Namespace) -> int:
     except (TransportError, OutboxError) as error:
         raise UsageError(str(error)) from None
     return 0
+
+
+def _store(url: str) -> Any:
+    from room.store import Store
+
+    if "://" not in url:
+        url = f"sqlite:///{Path(url).resolve()}"
+    try:
+        return Store.open(url)
+    except Exception as error:  # SQLAlchemy and the drivers raise many kinds
+        raise UsageError(f"cannot open the incident store {url}: {error}") from None
+
+
+def _when(text: str) -> float:
+    import datetime as dt
+
+    try:
+        return dt.datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        raise UsageError(f"write times as 2026-11-22 or 2026-11-22T06:00, got {text!r}") from None
+
+
+def _broker(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise UsageError(f"write the broker as HOST:PORT, got {text!r}")
+    return host, int(port)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from room.demo import run_demo
+
+    broker = _broker(args.broker) if args.broker else None
+    run_demo(
+        Path(args.dir), port=args.port, broker=broker, speed=args.speed, serve=not args.no_serve
+    )
+    return 0
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    import secrets
+
+    import uvicorn
+
+    from room.web import create_app
+
+    secret = os.environ.get("PAIGOW_SECRET") or secrets.token_urlsafe(32)
+    app = create_app(_store(args.store), secret)
+    print(f"Review UI: http://{args.host}:{args.port}/")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    import threading
+
+    from room.ingest import Ingest
+
+    host, port = _broker(args.broker)
+    password = Path(args.password_file).read_text().strip() if args.password_file else None
+    ingest = Ingest(
+        _store(args.store),
+        host=host,
+        port=port,
+        group=args.group,
+        client_id=args.client_id,
+        username=args.username,
+        password=password,
+        ca_file=args.ca_file,
+    )
+    stop = threading.Event()
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    print(f"ingesting from mqtt://{host}:{port} into {args.store}", file=sys.stderr)
+    ingest.run(stop)
+    print(json.dumps(vars(ingest.stats)))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from room.report import write_report
+
+    since, until = _when(args.since), _when(args.until)
+    if until <= since:
+        raise UsageError("--to must be after --from")
+    html, pdf, picture = write_report(_store(args.store), since, until, args.table, Path(args.out))
+    data = {"html": str(html), "pdf": str(pdf), "first_page": str(picture)}
+    return _emit(args, data, f"{html}\n{pdf}")
+
+
+def cmd_retention(args: argparse.Namespace) -> int:
+    if args.days <= 0:
+        raise UsageError("--days must be positive")
+    deleted = _store(args.store).expire_evidence(args.days)
+    return _emit(
+        args,
+        {"deleted": deleted},
+        f"deleted {deleted} evidence images older than {args.days:g} days",
+    )
+
+
+def cmd_users(args: argparse.Namespace) -> int:
+    from room.store import StoreError
+
+    password = os.environ.get("PAIGOW_NEW_PASSWORD") or getpass.getpass(
+        f"password for {args.name}: "
+    )
+    try:
+        _store(args.store).add_user(args.name, password, args.role, by="cli")
+    except StoreError as error:
+        raise UsageError(str(error)) from None
+    return _emit(args, {"user": args.name, "role": args.role}, f"{args.name} is a {args.role}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -557,11 +692,52 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--fps", type=float, default=10.0, help="frames analysed per second")
     sub.add_argument("--cut", help="the cut dealt (default: the table's)")
     sub.add_argument("--cut-option", action="append", default=[], metavar="KEY=VALUE")
-    sub.add_argument("--labels", metavar="FRAMES.json.gz",
-                     help="a simulated round's own labels instead of the models")  # fmt: skip
+    sub.add_argument(
+        "--labels",
+        metavar="FRAMES.json.gz",
+        help="a simulated round's own labels instead of the models",
+    )
 
     sub = command("run", cmd_run, "Run the table box: camera in, alerts out over MQTT.")
     sub.add_argument("--config", required=True, metavar="edge.yaml")
+
+    sub = command("demo", cmd_demo, "The whole product on this machine, nothing configured.")
+    sub.add_argument("--dir", default="paigow-demo", help="where the demo keeps its files")
+    sub.add_argument("--port", type=int, default=8000)
+    sub.add_argument("--broker", metavar="HOST:PORT", help="go through MQTT and ingest")
+    sub.add_argument("--speed", type=float, default=1.0, help="replay speed (1 = real time)")
+    sub.add_argument("--no-serve", action="store_true", help="stop after the replay")
+
+    store_help = "SQLAlchemy URL or SQLite file (default paigow-room.sqlite)"
+    sub = command("review", cmd_review, "Serve the surveillance room's review UI.")
+    sub.add_argument("--store", default="paigow-room.sqlite", help=store_help)
+    sub.add_argument("--host", default="127.0.0.1")
+    sub.add_argument("--port", type=int, default=8000)
+
+    sub = command("ingest", cmd_ingest, "Store every table's alerts and rounds from MQTT.")
+    sub.add_argument("--broker", required=True, metavar="HOST:PORT")
+    sub.add_argument("--store", default="paigow-room.sqlite", help=store_help)
+    sub.add_argument("--group", default="ingest", help="shared subscription group")
+    sub.add_argument("--client-id", default="paigow-ingest")
+    sub.add_argument("--username")
+    sub.add_argument("--password-file")
+    sub.add_argument("--ca-file")
+
+    sub = command("report", cmd_report, "Write a shift report (HTML and PDF).")
+    sub.add_argument("--from", dest="since", required=True, metavar="WHEN")
+    sub.add_argument("--to", dest="until", required=True, metavar="WHEN")
+    sub.add_argument("--table")
+    sub.add_argument("--store", default="paigow-room.sqlite", help=store_help)
+    sub.add_argument("--out", default="report")
+
+    sub = command("retention", cmd_retention, "Delete evidence images older than N days.")
+    sub.add_argument("--days", type=float, required=True)
+    sub.add_argument("--store", default="paigow-room.sqlite", help=store_help)
+
+    sub = command("users", cmd_users, "Add or change a review UI user.")
+    sub.add_argument("name")
+    sub.add_argument("--role", choices=("viewer", "reviewer", "admin"), required=True)
+    sub.add_argument("--store", default="paigow-room.sqlite", help=store_help)
 
     sub = command("train", cmd_train, "Train the detector and reader (needs the [train] extra).")
     sub.add_argument("--data", required=True, help="a `paigow synth dataset` folder")

@@ -1,0 +1,184 @@
+"""`paigow demo`: the whole product on one machine with nothing configured.
+
+A simulated earlier shift fills the incident store; the review UI starts; then the bundled
+fixture rounds are followed as a table box would (calibrated from their first frame, round
+follower, alerts with evidence) and their alerts arrive on the live board. With `--broker` the
+rounds go through the real path instead: each box's outbox and MQTT, then `paigow ingest`.
+
+The detector is not shipped yet (docs/detector.md), so the demo reads the fixture rounds'
+simulator labels in place of the detector and reader; everything after detection is real.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import uvicorn
+
+from edge.app import EdgeApp
+from edge.config import EdgeConfig
+from room.ingest import Ingest
+from room.report import write_report
+from room.shift import simulate_shift
+from room.store import Store
+from room.web import create_app
+from vision.follow import RoundFollower
+from vision.records import Alert
+from vision.replay import LabelSource, frames
+from vision.table import calibrate
+
+FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "rounds"
+USERS = {"viewer": "demo-viewer", "reviewer": "demo-reviewer", "admin": "demo-admin"}
+
+
+def prepare(folder: Path) -> Store:
+    folder.mkdir(parents=True, exist_ok=True)
+    store = Store.open(f"sqlite:///{folder / 'room.sqlite'}")
+    for role, password in USERS.items():
+        store.add_user(role, password, role, by="demo")
+    if store.count_rounds() == 0:
+        simulate_shift(store, tables=8, rounds=30, start=time.time() - 8 * 3600)
+    return store
+
+
+def follow_fixture(
+    name: str, store: Store, speed: float, table_id: str, say: Callable[[str], None]
+) -> int:
+    """Follow one fixture round into the store, paced at `speed` x real time."""
+    folder = FIXTURES / name
+    truth = json.loads((folder / "truth.json").read_text())
+    first = next(frames(folder / "round.mp4", 10))[2]
+    table = calibrate(first, table_id=table_id, rules=truth["rules"], banker=truth["banker"])
+    follower = RoundFollower(
+        table, run=f"demo{int(time.time())}", cut=truth["cut"], cut_options=truth["cut_options"]
+    )
+    source = LabelSource(folder / "frames.json.gz")
+    seq = store.last_seq(table_id)
+    raised_count = 0
+    started = time.monotonic()
+    for index, t, image, _ in frames(folder / "round.mp4", 10):
+        time.sleep(max(0.0, started + t / speed - time.monotonic()))
+        for item in follower.follow(t, source.detections(index, t, image), image):
+            seq += 1
+            raised_count += 1
+            store.ingest(envelope(item.record, seq, table_id, item.evidence))
+            if isinstance(item.record, Alert):
+                say(f"  {table_id}: {item.record.kind} at position {item.record.position}")
+    return raised_count
+
+
+def envelope(record: object, seq: int, table_id: str, evidence: object) -> dict[str, object]:
+    import base64
+
+    import cv2
+
+    from vision.records import RoundRecord
+
+    assert isinstance(record, Alert | RoundRecord)
+    body = record.model_dump(mode="json")
+    jpeg = None
+    if evidence is not None:
+        ok, data = cv2.imencode(".jpg", evidence)
+        jpeg = base64.b64encode(data.tobytes()).decode() if ok else None
+    message_id = str(record.id) if isinstance(record, Alert) else f"{record.round_id}:record"
+    kind = "alert" if isinstance(record, Alert) else "round"
+    return {
+        "message_id": message_id,
+        "seq": seq,
+        "table_id": table_id,
+        "kind": kind,
+        "produced_at": time.time(),
+        "body": body,
+        "evidence_jpeg": jpeg,
+    }
+
+
+def through_broker(
+    folder: Path, store: Store, host: str, port: int, speed: float, say: Callable[[str], None]
+) -> None:
+    """Each fixture round through its own box (outbox, MQTT) and one ingest worker."""
+    stop = threading.Event()
+    ingest = Ingest(store, host=host, port=port, client_id=f"demo-ingest-{secrets.token_hex(3)}")
+    worker = threading.Thread(target=ingest.run, args=(stop,), daemon=True)
+    worker.start()
+    ingest.ready.wait(10)
+    boxes = []
+    for k, name in enumerate(("nz-irregular", "mbs-clean")):
+        truth = json.loads((FIXTURES / name / "truth.json").read_text())
+        first = next(frames(FIXTURES / name / "round.mp4", 10))[2]
+        table_id = f"demo-{k + 1}"
+        box = folder / table_id
+        box.mkdir(exist_ok=True)
+        calibrate(first, table_id=table_id, rules=truth["rules"], banker=truth["banker"]).write(
+            box / "table.yaml"
+        )
+        config = EdgeConfig.model_validate(
+            {
+                "table": box / "table.yaml",
+                "camera": {"source": str(FIXTURES / name / "round.mp4"), "speed": speed},
+                "analysis": {
+                    "labels": FIXTURES / name / "frames.json.gz",
+                    "cut": truth["cut"],
+                    "cut_options": truth["cut_options"],
+                },
+                "mqtt": {"host": host, "port": port, "site": "demo"},
+                "outbox": {"path": box / "outbox.sqlite", "min_free_mb": 0},
+                "observability": {"metrics_port": 0, "log_format": "text"},
+            }
+        )
+        app = EdgeApp(config)
+        thread = threading.Thread(target=app.run, kwargs={"handle_signals": False}, daemon=True)
+        thread.start()
+        boxes.append(thread)
+        say(f"  box {table_id} replaying {name} through mqtt://{host}:{port}")
+    for thread in boxes:
+        thread.join()
+    time.sleep(2.0)
+    stop.set()
+    worker.join(5)
+    say(f"  ingest stored {ingest.stats.stored} messages ({ingest.stats.duplicates} duplicates)")
+
+
+def run_demo(
+    folder: Path,
+    *,
+    port: int,
+    broker: tuple[str, int] | None,
+    speed: float,
+    serve: bool,
+    say: Callable[[str], None] = print,
+) -> Store:
+    store = prepare(folder)
+    server = None
+    if serve:
+        app = create_app(store, secrets.token_urlsafe(32))
+        server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+        )
+        threading.Thread(target=server.run, daemon=True).start()
+        while not server.started:
+            time.sleep(0.05)
+        say(f"Review UI: http://127.0.0.1:{port}/")
+        say("Log in as " + ", ".join(f"{u} / {p}" for u, p in USERS.items()))
+    say("Following the bundled fixture rounds (simulator labels stand in for the detector):")
+    if broker is None:
+        for k, name in enumerate(("nz-irregular", "mbs-clean")):
+            follow_fixture(name, store, speed, f"demo-{k + 1}", say)
+    else:
+        through_broker(folder, store, *broker, speed, say)
+    now = time.time()
+    html, pdf, _ = write_report(store, now - 9 * 3600, now + 60, None, folder / "report")
+    say(f"Shift report: {html} and {pdf}")
+    if server is not None:
+        say("Serving until Ctrl-C.")
+        try:
+            while True:
+                time.sleep(1)
+        except KeyboardInterrupt:
+            server.should_exit = True
+    return store

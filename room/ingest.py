@@ -1,0 +1,141 @@
+"""`paigow ingest`: every table's alerts and round records into the incident store.
+
+Subscribes through an MQTT v5 shared subscription (`$share/<group>/…`), so several ingest
+workers split the load; each message is stored once by its id (redeliveries are dropped) and a
+jump in a table's sequence numbers is stored as a `sequence-gap` alert of its own. A message is
+acknowledged to the broker only after it is committed, so a crash mid-way means a redelivery,
+not a loss.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
+
+from room.store import Store, StoreError
+
+log = logging.getLogger("paigow.ingest")
+
+
+@dataclass
+class IngestStats:
+    stored: int = 0
+    duplicates: int = 0
+    rejected: int = 0
+    gaps: list[tuple[str, int, int]] = field(default_factory=list)
+
+
+class Ingest:
+    """One ingest worker. `run()` until `stop` is set."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        host: str,
+        port: int,
+        prefix: str = "paigow",
+        group: str = "ingest",
+        client_id: str = "paigow-ingest",
+        username: str | None = None,
+        password: str | None = None,
+        ca_file: str | None = None,
+        batch: int = 200,
+        gap_grace_s: float = 30.0,
+    ) -> None:
+        self.store = store
+        self.topics = [f"$share/{group}/{prefix}/+/+/alert", f"$share/{group}/{prefix}/+/+/round"]
+        self.stats = IngestStats()
+        self.batch = batch
+        self.gap_grace_s = gap_grace_s
+        self.ready = threading.Event()
+        self.refusal: str | None = None
+        self._inbox: queue.Queue[mqtt.MQTTMessage] = queue.Queue()
+        client = mqtt.Client(
+            CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5, manual_ack=True
+        )
+        if username is not None:
+            client.username_pw_set(username, password)
+        if ca_file is not None:
+            client.tls_set(ca_certs=ca_file)
+        client.reconnect_delay_set(1, 30)
+        client.on_connect = self._on_connect
+        client.on_message = lambda c, u, message: self._inbox.put(message)
+        client.max_inflight_messages_set(1000)
+        self.client = client
+        self.host, self.port = host, port
+
+    def _on_connect(
+        self,
+        client: mqtt.Client,
+        userdata: object,
+        flags: mqtt.ConnectFlags,
+        reason: ReasonCode,
+        properties: Properties | None,
+    ) -> None:
+        if reason.is_failure:
+            self.refusal = str(reason)
+            log.error("broker refused the ingest login: %s", reason)
+            return
+        for topic in self.topics:
+            client.subscribe(topic, qos=1)
+        self.ready.set()
+
+    def run(self, stop: threading.Event) -> None:
+        self.client.connect_async(self.host, self.port, keepalive=15)
+        self.client.loop_start()
+        try:
+            checked = time.monotonic()
+            while not stop.is_set():
+                if time.monotonic() - checked > min(1.0, self.gap_grace_s):
+                    checked = time.monotonic()
+                    for table_id, first_seq, last_seq in self.store.raise_gaps(self.gap_grace_s):
+                        self.stats.gaps.append((table_id, first_seq, last_seq))
+                        log.warning(
+                            "table %s: messages %s-%s never arrived", table_id, first_seq, last_seq
+                        )
+                try:
+                    first = self._inbox.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                messages = [first]
+                while len(messages) < self.batch:
+                    try:
+                        messages.append(self._inbox.get_nowait())
+                    except queue.Empty:
+                        break
+                self._store(messages)
+        finally:
+            self.client.disconnect()
+            self.client.loop_stop()
+
+    def _store(self, messages: list[mqtt.MQTTMessage]) -> None:
+        envelopes: list[dict[str, Any]] = []
+        readable: list[mqtt.MQTTMessage] = []
+        for message in messages:
+            try:
+                envelopes.append(json.loads(message.payload))
+                readable.append(message)
+            except ValueError:
+                self.stats.rejected += 1
+                log.error("not JSON on %s: dropped", message.topic)
+        for message, result in zip(readable, self.store.ingest_many(envelopes), strict=True):
+            if isinstance(result, StoreError):
+                self.stats.rejected += 1
+                log.error("rejected a message on %s: %s", message.topic, result)
+            elif result.stored:
+                self.stats.stored += 1
+            else:
+                self.stats.duplicates += 1
+        for message in messages:  # acknowledged only once committed
+            self.client.ack(message.mid, message.qos)

@@ -1,0 +1,283 @@
+"""`paigow report`: a shift report as HTML and PDF, with charts.
+
+Incidents per table and kind, house-way compliance of the bank per table, rounds played, the
+dice totals against the fair distribution of three dice (chi-square test with its p-value),
+the first-position distribution, and outcomes per position.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import html
+import io
+import itertools
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib.backends.backend_pdf import PdfPages
+from matplotlib.figure import Figure
+
+from room.store import Store
+
+FAIR = Counter(sum(d) for d in itertools.product(range(1, 7), repeat=3))
+"""How many of the 216 throws of three dice give each total, 3 to 18."""
+
+
+def chi2_sf(x: float, k: int) -> float:
+    """P(X >= x) for a chi-square variable with k degrees of freedom (closed forms)."""
+    if x <= 0:
+        return 1.0
+    if k % 2 == 0:
+        term = total = math.exp(-x / 2)
+        for j in range(1, k // 2):
+            term *= (x / 2) / j
+            total += term
+        return min(total, 1.0)
+    total = math.erfc(math.sqrt(x / 2))
+    term = math.sqrt(2 * x / math.pi) * math.exp(-x / 2)
+    for j in range(1, (k + 1) // 2):
+        total += term
+        term *= x / (2 * j + 1)
+    return min(total, 1.0)
+
+
+@dataclass(frozen=True)
+class DiceTest:
+    throws: int
+    statistic: float
+    dof: int
+    p_value: float
+    bins: list[tuple[str, int, float]]  # label, observed, expected
+
+
+def dice_fairness(totals: list[int]) -> DiceTest | None:
+    """Pearson's chi-square of the totals against three fair dice; neighbouring totals are
+    pooled until every bin expects at least 5 throws."""
+    n = len(totals)
+    if n < 10:
+        return None
+    seen = Counter(totals)
+    bins: list[tuple[list[int], float]] = []
+    current: list[int] = []
+    expected = 0.0
+    for total in range(3, 19):
+        current.append(total)
+        expected += n * FAIR[total] / 216
+        if expected >= 5:
+            bins.append((current, expected))
+            current, expected = [], 0.0
+    if current:
+        if bins:
+            last, e = bins.pop()
+            bins.append((last + current, e + expected))
+        else:
+            bins.append((current, expected))
+    if len(bins) < 2:
+        return None
+    rows = []
+    statistic = 0.0
+    for members, e in bins:
+        observed = sum(seen[t] for t in members)
+        statistic += (observed - e) ** 2 / e
+        label = str(members[0]) if len(members) == 1 else f"{members[0]}-{members[-1]}"
+        rows.append((label, observed, e))
+    dof = len(bins) - 1
+    return DiceTest(n, statistic, dof, chi2_sf(statistic, dof), rows)
+
+
+@dataclass
+class Shift:
+    since: float
+    until: float
+    table: str | None
+    rounds: int
+    alerts_by_table_kind: dict[str, Counter[str]]
+    compliance: dict[str, tuple[int, int]]  # table -> (bank hands set the house way, judged)
+    dice: DiceTest | None
+    dice_totals: list[int]
+    first_positions: Counter[int]
+    outcomes: dict[int, Counter[str]]
+    severities: Counter[str]
+    statuses: Counter[str]
+
+
+def gather(store: Store, since: float, until: float, table: str | None) -> Shift:
+    rounds = store.rounds(since=since, until=until, table=table)
+    alerts = store.alerts(since=since, until=until, table=table, limit=1_000_000)
+    by_table: dict[str, Counter[str]] = defaultdict(Counter)
+    for alert in alerts:
+        by_table[alert.table_id][alert.kind] += 1
+    hands = store.hands([r.round_id for r in rounds])
+    banker = {r.round_id: (r.banker, r.table_id) for r in rounds}
+    compliance: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    outcomes: dict[int, Counter[str]] = defaultdict(Counter)
+    for hand in hands:
+        position, table_id = banker[hand.round_id]
+        if hand.position == position and hand.house_way is not None:
+            compliance[table_id][1] += 1
+            compliance[table_id][0] += int(hand.house_way)
+        if hand.outcome:
+            outcomes[hand.position][hand.outcome] += 1
+    totals = [sum(r.dice) for r in rounds if len(r.dice) == 3]
+    return Shift(
+        since,
+        until,
+        table,
+        len(rounds),
+        dict(by_table),
+        {t: (c[0], c[1]) for t, c in compliance.items()},
+        dice_fairness(totals),
+        totals,
+        Counter(r.first_position for r in rounds if r.first_position),
+        dict(outcomes),
+        Counter(a.severity for a in alerts),
+        Counter(a.status for a in alerts),
+    )
+
+
+def _title(shift: Shift) -> str:
+    def fmt(ts: float) -> str:
+        return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+
+    where = f"table {shift.table}" if shift.table else "all tables"
+    return f"Shift report, {fmt(shift.since)} to {fmt(shift.until)}, {where}"
+
+
+def _summary_lines(shift: Shift) -> list[str]:
+    lines = [
+        f"Rounds played: {shift.rounds}",
+        "Alerts: " + (", ".join(f"{n} {s}" for s, n in shift.severities.most_common()) or "none"),
+        "Review: " + (", ".join(f"{n} {s}" for s, n in shift.statuses.most_common()) or "-"),
+    ]
+    if shift.dice is not None:
+        d = shift.dice
+        verdict = "consistent with fair dice" if d.p_value >= 0.01 else "UNLIKELY from fair dice"
+        lines.append(
+            f"Dice totals: chi-square {d.statistic:.1f} on {d.dof} d.f., "
+            f"p = {d.p_value:.3f} over {d.throws} throws ({verdict})"
+        )
+    else:
+        lines.append("Dice totals: too few throws for a fairness test")
+    return lines
+
+
+def first_page(shift: Shift) -> Figure:
+    figure = plt.figure(figsize=(8.27, 11.69))  # A4
+    figure.text(0.06, 0.965, _title(shift), fontsize=13, weight="bold")
+    for i, line in enumerate(_summary_lines(shift)):
+        figure.text(0.06, 0.935 - i * 0.018, line, fontsize=9.5)
+    axes = figure.add_axes((0.1, 0.56, 0.85, 0.26))
+    tables = sorted(shift.alerts_by_table_kind)
+    kinds = sorted({k for c in shift.alerts_by_table_kind.values() for k in c})
+    bottom = [0] * len(tables)
+    palette = plt.get_cmap("tab20")
+    for i, kind in enumerate(kinds):
+        counts = [shift.alerts_by_table_kind[t][kind] for t in tables]
+        axes.bar(tables, counts, bottom=bottom, label=kind, color=palette(i % 20))
+        bottom = [b + c for b, c in zip(bottom, counts, strict=True)]
+    axes.set_title("Incidents per table and kind")
+    axes.set_ylabel("alerts")
+    if kinds:
+        axes.legend(fontsize=7, ncols=2)
+    axes = figure.add_axes((0.1, 0.2, 0.38, 0.26))
+    ctables = sorted(shift.compliance)
+    rates = [100 * shift.compliance[t][0] / max(shift.compliance[t][1], 1) for t in ctables]
+    axes.bar(ctables, rates, color="#2e7d32")
+    axes.set_ylim(0, 105)
+    axes.set_title("Bank set the house way (%)")
+    axes.tick_params(axis="x", labelrotation=45)
+    axes = figure.add_axes((0.58, 0.2, 0.38, 0.26))
+    totals = list(range(3, 19))
+    seen = Counter(shift.dice_totals)
+    n = len(shift.dice_totals)
+    axes.bar(totals, [seen[t] for t in totals], color="#1565c0", label="observed")
+    axes.plot(
+        totals, [n * FAIR[t] / 216 for t in totals], "o-", color="#e65100", label="fair three dice"
+    )
+    axes.set_title("Dice totals")
+    axes.legend(fontsize=7)
+    return figure
+
+
+def second_page(shift: Shift) -> Figure:
+    figure = plt.figure(figsize=(8.27, 11.69))
+    axes = figure.add_axes((0.1, 0.58, 0.85, 0.32))
+    positions = list(range(1, 9))
+    axes.bar(positions, [shift.first_positions[p] for p in positions], color="#6a1b9a")
+    axes.axhline(
+        sum(shift.first_positions.values()) / 8, color="k", ls="--", lw=1, label="even share"
+    )
+    axes.set_title("First position served")
+    axes.set_xlabel("position")
+    axes.legend(fontsize=7)
+    axes = figure.add_axes((0.1, 0.12, 0.85, 0.32))
+    bottom = [0] * 8
+    for result, colour in (("win", "#2e7d32"), ("push", "#9e9e9e"), ("lose", "#c62828")):
+        counts = [shift.outcomes.get(p, Counter())[result] for p in positions]
+        axes.bar(positions, counts, bottom=bottom, label=result, color=colour)
+        bottom = [b + c for b, c in zip(bottom, counts, strict=True)]
+    axes.set_title("Players' outcomes against the bank, per position")
+    axes.set_xlabel("position")
+    axes.legend(fontsize=7)
+    return figure
+
+
+def _png(figure: Figure) -> str:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=90)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def write_report(
+    store: Store, since: float, until: float, table: str | None, out: Path
+) -> tuple[Path, Path, Path]:
+    """report.html, report.pdf and first-page.png under `out`."""
+    shift = gather(store, since, until, table)
+    out.mkdir(parents=True, exist_ok=True)
+    pages = [first_page(shift), second_page(shift)]
+    pdf = out / "report.pdf"
+    with PdfPages(pdf) as document:
+        for figure in pages:
+            document.savefig(figure)
+    picture = out / "first-page.png"
+    pages[0].savefig(picture, dpi=80)
+    images = [_png(f) for f in pages]
+    for figure in pages:
+        plt.close(figure)
+    rows = "".join(
+        f"<tr><td>{html.escape(t)}</td><td>{c[0]} of {c[1]}</td>"
+        f"<td>{100 * c[0] / max(c[1], 1):.1f}%</td></tr>"
+        for t, c in sorted(shift.compliance.items())
+    )
+    dice = ""
+    if shift.dice is not None:
+        dice = "".join(
+            f"<tr><td>{b}</td><td>{o}</td><td>{e:.1f}</td></tr>" for b, o, e in shift.dice.bins
+        )
+    summary = "".join(f"<li>{html.escape(line)}</li>" for line in _summary_lines(shift))
+    charts = "".join(
+        f'<img alt="report page {i + 1}" src="data:image/png;base64,{b}">'
+        for i, b in enumerate(images)
+    )
+    page = f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>{html.escape(_title(shift))}</title>
+<style>body{{font:14px system-ui,sans-serif;margin:2rem;max-width:60rem}}
+table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.2rem .6rem}}
+img{{max-width:100%}}</style></head><body>
+<h1>{html.escape(_title(shift))}</h1><ul>{summary}</ul>
+<h2>House-way compliance of the bank</h2>
+<table><tr><th>table</th><th>set the house way</th><th>rate</th></tr>{rows}</table>
+<h2>Dice totals against three fair dice</h2>
+<table><tr><th>total</th><th>observed</th><th>expected</th></tr>{dice}</table>
+<h2>Charts</h2>{charts}
+</body></html>"""
+    html_path = out / "report.html"
+    html_path.write_text(page)
+    return html_path, pdf, picture

@@ -1,0 +1,551 @@
+"""The surveillance room's incident store: SQLAlchemy 2 over SQLite (embedded default) or
+PostgreSQL (by URL), the same code for both; the schema is made by Alembic migrations.
+
+Tables: tables (each box's last sequence number), messages (every message id ever stored, for
+idempotent ingest), rounds, hands, alerts, evidence (JPEG, subject to retention), users, and
+audit (append-only: the store has no way to change or delete an audit row).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config as AlembicConfig
+from argon2 import PasswordHasher
+from argon2.exceptions import VerificationError
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Float,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    create_engine,
+    event,
+    func,
+    select,
+)
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+
+ROLES = ("viewer", "reviewer", "admin")
+STATUSES = ("new", "acknowledged", "escalated", "dismissed")
+ACTIONS = {"acknowledge": "acknowledged", "escalate": "escalated", "dismiss": "dismissed"}
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+class StoreError(ValueError):
+    """A request the store refuses (unknown alert, bad role, bad message), in one line."""
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class TableRow(Base):
+    __tablename__ = "tables"
+    table_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    site: Mapped[str] = mapped_column(String(64), default="")
+    last_seq: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class MessageRow(Base):
+    __tablename__ = "messages"
+    message_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(64), index=True)
+    seq: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16))
+    received_at: Mapped[float] = mapped_column(Float)
+
+
+class MissingRow(Base):
+    __tablename__ = "missing"
+    table_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    noticed_at: Mapped[float] = mapped_column(Float)
+    raised: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class RoundRow(Base):
+    __tablename__ = "rounds"
+    round_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(64), index=True)
+    rules: Mapped[str] = mapped_column(String(16))
+    banker: Mapped[int] = mapped_column(Integer)
+    complete: Mapped[bool] = mapped_column(Boolean)
+    dice: Mapped[list[int]] = mapped_column(JSON)
+    cut: Mapped[str] = mapped_column(String(64))
+    first_position: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    required_first_position: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    received_at: Mapped[float] = mapped_column(Float, index=True)
+    record: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class HandRow(Base):
+    __tablename__ = "hands"
+    round_id: Mapped[str] = mapped_column(ForeignKey("rounds.round_id"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tiles: Mapped[list[str]] = mapped_column(JSON)
+    high: Mapped[list[str]] = mapped_column(JSON)
+    low: Mapped[list[str]] = mapped_column(JSON)
+    house_way: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    outcome: Mapped[str | None] = mapped_column(String(8), nullable=True)
+
+
+class AlertRow(Base):
+    __tablename__ = "alerts"
+    serial: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    """Arrival order in this store: the live board asks for alerts after the last it showed."""
+    id: Mapped[str] = mapped_column(String(64), unique=True)
+    table_id: Mapped[str] = mapped_column(String(64), index=True)
+    round_id: Mapped[str] = mapped_column(String(128), index=True)
+    kind: Mapped[str] = mapped_column(String(32), index=True)
+    severity: Mapped[str] = mapped_column(String(16))
+    position: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    rules: Mapped[str] = mapped_column(String(16))
+    clause: Mapped[str] = mapped_column(Text)
+    expected: Mapped[str | None] = mapped_column(Text, nullable=True)
+    observed: Mapped[str | None] = mapped_column(Text, nullable=True)
+    confidence: Mapped[float] = mapped_column(Float)
+    evidence_time_s: Mapped[float] = mapped_column(Float)
+    received_at: Mapped[float] = mapped_column(Float, index=True)
+    status: Mapped[str] = mapped_column(String(16), default="new", index=True)
+
+
+class EvidenceRow(Base):
+    __tablename__ = "evidence"
+    alert_id: Mapped[str] = mapped_column(ForeignKey("alerts.id"), primary_key=True)
+    jpeg: Mapped[bytes] = mapped_column(LargeBinary)
+    stored_at: Mapped[float] = mapped_column(Float, index=True)
+
+
+class UserRow(Base):
+    __tablename__ = "users"
+    username: Mapped[str] = mapped_column(String(64), primary_key=True)
+    password_hash: Mapped[str] = mapped_column(String(256))
+    role: Mapped[str] = mapped_column(String(16))
+
+
+class AuditRow(Base):
+    __tablename__ = "audit"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[float] = mapped_column(Float)
+    username: Mapped[str] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(32))
+    alert_id: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+    note: Mapped[str] = mapped_column(Text, default="")
+
+
+@dataclass(frozen=True)
+class Ingested:
+    stored: bool
+    """False when the message id was already stored (a redelivery)."""
+    gap: tuple[int, int] | None = None
+    """Sequence numbers (first, last) this message jumped over: missing unless they turn up
+    (several ingest workers can store a table's messages out of order)."""
+
+
+class Store:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine: Engine = create_engine(url, future=True)
+        if url.startswith("sqlite"):
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.hasher = PasswordHasher()
+
+    @classmethod
+    def open(cls, url: str) -> Store:
+        """Open (and create or upgrade the schema of) the store at a SQLAlchemy URL."""
+        store = cls(url)
+        store.migrate()
+        return store
+
+    def migrate(self) -> None:
+        config = AlembicConfig()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        with self.engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        with self.sessions() as session, session.begin():
+            yield session
+
+    # -- ingest --------------------------------------------------------------------------------
+
+    def ingest(self, envelope: dict[str, Any]) -> Ingested:
+        """Store one published message (an Envelope) exactly once."""
+        result = self.ingest_many([envelope])[0]
+        if isinstance(result, StoreError):
+            raise result
+        return result
+
+    def ingest_many(
+        self, envelopes: Sequence[dict[str, Any]], at: float | None = None
+    ) -> list[Ingested | StoreError]:
+        """Store a batch in one commit, each message in its own savepoint: a redelivered id
+        is skipped, a malformed message is reported, and neither stops the rest. `at` backdates
+        the arrival (simulated shifts)."""
+        results: list[Ingested | StoreError] = []
+        now = time.time() if at is None else at
+        with self.session() as s:
+            for envelope in envelopes:
+                try:
+                    with s.begin_nested():
+                        results.append(self._ingest_one(s, envelope, now))
+                except IntegrityError as error:
+                    known = s.get(MessageRow, str(envelope.get("message_id")))
+                    results.append(
+                        Ingested(False)
+                        if known
+                        else StoreError(
+                            f"message {envelope.get('message_id')} conflicts with stored data: "
+                            f"{error.orig}"
+                        )
+                    )
+                except StoreError as error:
+                    results.append(error)
+        return results
+
+    def _ingest_one(self, s: Session, envelope: dict[str, Any], now: float) -> Ingested:
+        try:
+            message_id = str(envelope["message_id"])
+            table_id = str(envelope["table_id"])
+            seq = int(envelope["seq"])
+            kind = str(envelope["kind"])
+            body = dict(envelope["body"])
+        except (KeyError, TypeError, ValueError) as error:
+            raise StoreError(f"not a paigow envelope: {error}") from None
+        if kind not in ("alert", "round"):
+            raise StoreError(f"unknown message kind {kind!r}")
+        s.add(
+            MessageRow(
+                message_id=message_id, table_id=table_id, seq=seq, kind=kind, received_at=now
+            )
+        )
+        s.flush()  # a redelivered id fails here, before anything else is written
+        table = s.get(TableRow, table_id)
+        if table is None:
+            table = TableRow(table_id=table_id, site="", last_seq=0)
+            s.add(table)
+        gap = (table.last_seq + 1, seq - 1) if seq > table.last_seq + 1 else None
+        if gap is not None:
+            for number in range(gap[0], gap[1] + 1):
+                s.add(MissingRow(table_id=table_id, seq=number, noticed_at=now, raised=False))
+        elif seq < table.last_seq:  # a late one: no longer missing
+            late = s.get(MissingRow, (table_id, seq))
+            if late is not None and not late.raised:
+                s.delete(late)
+        table.last_seq = max(table.last_seq, seq)
+        try:
+            if kind == "alert":
+                self._add_alert(s, body, now, envelope.get("evidence_jpeg"))
+            else:
+                self._add_round(s, body, now)
+        except (KeyError, TypeError, ValueError) as error:
+            raise StoreError(f"message {message_id}: malformed {kind}: {error}") from None
+        s.flush()
+        return Ingested(True, gap)
+
+    def raise_gaps(self, grace_s: float, now: float | None = None) -> list[tuple[str, int, int]]:
+        """Sequence numbers still missing `grace_s` after they were noticed become
+        `sequence-gap` alerts (one per run of numbers); returns (table, first, last) of each."""
+        now = time.time() if now is None else now
+        raised: list[tuple[str, int, int]] = []
+        with self.session() as s:
+            overdue = list(s.scalars(
+                select(MissingRow)
+                .where(MissingRow.raised.is_(False), MissingRow.noticed_at < now - grace_s)
+                .order_by(MissingRow.table_id, MissingRow.seq)
+            ))  # fmt: skip
+            runs: list[list[MissingRow]] = []
+            for row in overdue:
+                if (
+                    runs
+                    and runs[-1][-1].table_id == row.table_id
+                    and runs[-1][-1].seq + 1 == row.seq
+                ):
+                    runs[-1].append(row)
+                else:
+                    runs.append([row])
+            for run in runs:
+                table_id, first, last = run[0].table_id, run[0].seq, run[-1].seq
+                try:
+                    with s.begin_nested():
+                        self._add_gap(s, table_id, (first, last), now)
+                        s.flush()
+                except IntegrityError:
+                    pass  # another worker raised it
+                for row in run:
+                    row.raised = True
+                raised.append((table_id, first, last))
+        return raised
+
+    def _add_alert(self, s: Session, body: dict[str, Any], now: float, jpeg: Any) -> None:
+        alert = AlertRow(
+            id=str(body["id"]),
+            table_id=str(body["table_id"]),
+            round_id=str(body["round_id"]),
+            kind=str(body["kind"]),
+            severity=str(body["severity"]),
+            position=body.get("position"),
+            rules=str(body["rules"]),
+            clause=str(body["clause"]),
+            expected=body.get("expected"),
+            observed=body.get("observed"),
+            confidence=float(body["confidence"]),
+            evidence_time_s=float(body["evidence_time_s"]),
+            received_at=now,
+            status="new",
+        )
+        s.add(alert)
+        if isinstance(jpeg, str):
+            with contextlib.suppress(binascii.Error, ValueError):  # a damaged image must not
+                data = base64.b64decode(jpeg)  # lose the alert itself
+                s.add(EvidenceRow(alert_id=alert.id, jpeg=data, stored_at=now))
+
+    def _add_round(self, s: Session, body: dict[str, Any], now: float) -> None:
+        round_id = str(body["round_id"])
+        s.add(
+            RoundRow(
+                round_id=round_id,
+                table_id=str(body["table_id"]),
+                rules=str(body["rules"]),
+                banker=int(body["banker"]),
+                complete=bool(body.get("complete", True)),
+                dice=list(body.get("dice", [])),
+                cut=str(body.get("cut", "")),
+                first_position=body.get("first_position"),
+                required_first_position=body.get("required_first_position"),
+                received_at=now,
+                record=body,
+            )
+        )
+        s.flush()  # the round before its hands (they refer to it)
+        outcomes = body.get("outcomes", {})
+        for position, hand in body.get("hands", {}).items():
+            s.add(
+                HandRow(
+                    round_id=round_id,
+                    position=int(position),
+                    tiles=hand["tiles"],
+                    high=hand["high"],
+                    low=hand["low"],
+                    house_way=hand.get("house_way"),
+                    outcome=outcomes.get(position),
+                )
+            )
+
+    def _add_gap(self, s: Session, table_id: str, gap: tuple[int, int], now: float) -> None:
+        first, last = gap
+        missing = f"message {first}" if first == last else f"messages {first}-{last}"
+        s.add(
+            AlertRow(
+                id=f"gap:{table_id}:{first}-{last}",
+                table_id=table_id,
+                round_id="",
+                kind="sequence-gap",
+                severity="high",
+                position=None,
+                rules="",
+                clause="docs/mqtt.md#delivery",
+                expected=f"message {first} next",
+                observed=f"{missing} never arrived",
+                confidence=1.0,
+                evidence_time_s=0.0,
+                received_at=now,
+                status="new",
+            )
+        )
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def alerts(
+        self,
+        *,
+        since: float | None = None,
+        until: float | None = None,
+        table: str | None = None,
+        kind: str | None = None,
+        severity: str | None = None,
+        status: str | None = None,
+        after_serial: int = 0,
+        limit: int = 500,
+    ) -> list[AlertRow]:
+        query = select(AlertRow).where(AlertRow.serial > after_serial)
+        for column, value in (
+            (AlertRow.table_id, table),
+            (AlertRow.kind, kind),
+            (AlertRow.severity, severity),
+            (AlertRow.status, status),
+        ):
+            if value:
+                query = query.where(column == value)
+        if since is not None:
+            query = query.where(AlertRow.received_at >= since)
+        if until is not None:
+            query = query.where(AlertRow.received_at < until)
+        with self.session() as s:
+            return list(s.scalars(query.order_by(AlertRow.serial.desc()).limit(limit)))
+
+    def alert(self, alert_id: str) -> AlertRow:
+        with self.session() as s:
+            found = s.scalar(select(AlertRow).where(AlertRow.id == alert_id))
+        if found is None:
+            raise StoreError(f"no alert {alert_id!r}")
+        return found
+
+    def evidence(self, alert_id: str) -> bytes | None:
+        with self.session() as s:
+            found = s.get(EvidenceRow, alert_id)
+            return found.jpeg if found else None
+
+    def round(self, round_id: str) -> RoundRow | None:
+        with self.session() as s:
+            return s.get(RoundRow, round_id)
+
+    def rounds(
+        self, *, since: float | None = None, until: float | None = None, table: str | None = None
+    ) -> list[RoundRow]:
+        query = select(RoundRow)
+        if since is not None:
+            query = query.where(RoundRow.received_at >= since)
+        if until is not None:
+            query = query.where(RoundRow.received_at < until)
+        if table:
+            query = query.where(RoundRow.table_id == table)
+        with self.session() as s:
+            return list(s.scalars(query.order_by(RoundRow.received_at)))
+
+    def hands(self, round_ids: Sequence[str]) -> list[HandRow]:
+        if not round_ids:
+            return []
+        with self.session() as s:
+            return list(s.scalars(select(HandRow).where(HandRow.round_id.in_(round_ids))))
+
+    def audit(self, alert_id: str | None = None, limit: int = 200) -> list[AuditRow]:
+        query = select(AuditRow)
+        if alert_id is not None:
+            query = query.where(AuditRow.alert_id == alert_id)
+        with self.session() as s:
+            return list(s.scalars(query.order_by(AuditRow.id.desc()).limit(limit)))
+
+    def count_rounds(self) -> int:
+        return self.count(RoundRow)
+
+    def last_seq(self, table_id: str) -> int:
+        with self.session() as s:
+            table = s.get(TableRow, table_id)
+            return table.last_seq if table else 0
+
+    def count(self, row: type[Base]) -> int:
+        with self.session() as s:
+            return int(s.scalar(select(func.count()).select_from(row)) or 0)
+
+    # -- people --------------------------------------------------------------------------------
+
+    def add_user(self, username: str, password: str, role: str, *, by: str = "setup") -> None:
+        if role not in ROLES:
+            raise StoreError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        if len(password) < 8:
+            raise StoreError("a password needs at least 8 characters")
+        with self.session() as s:
+            existing = s.get(UserRow, username)
+            hashed = self.hasher.hash(password)
+            if existing is None:
+                s.add(UserRow(username=username, password_hash=hashed, role=role))
+            else:
+                existing.password_hash, existing.role = hashed, role
+            s.add(
+                AuditRow(
+                    at=time.time(),
+                    username=by,
+                    action="user-set",
+                    alert_id=None,
+                    note=f"{username} as {role}",
+                )
+            )
+
+    def check_login(self, username: str, password: str) -> str | None:
+        """The user's role if the password is right, else None."""
+        with self.session() as s:
+            user = s.get(UserRow, username)
+        if user is None:
+            self.hasher.hash(password)  # same time whether or not the user exists
+            return None
+        try:
+            self.hasher.verify(user.password_hash, password)
+        except VerificationError:
+            return None
+        return user.role
+
+    def record(self, username: str, action: str, note: str = "") -> None:
+        """An entry in the audit log that concerns no alert (a login, say)."""
+        with self.session() as s:
+            s.add(
+                AuditRow(at=time.time(), username=username, action=action, alert_id=None, note=note)
+            )
+
+    def act(self, alert_id: str, action: str, username: str, note: str) -> AlertRow:
+        """A reviewer's decision on an alert, written to the audit log in the same commit."""
+        if action not in ACTIONS:
+            raise StoreError(f"action must be one of {', '.join(ACTIONS)}")
+        with self.session() as s:
+            alert = s.scalar(select(AlertRow).where(AlertRow.id == alert_id))
+            if alert is None:
+                raise StoreError(f"no alert {alert_id!r}")
+            alert.status = ACTIONS[action]
+            s.add(
+                AuditRow(
+                    at=time.time(),
+                    username=username,
+                    action=action,
+                    alert_id=alert_id,
+                    note=note.strip()[:2000],
+                )
+            )
+        return alert
+
+    # -- retention -----------------------------------------------------------------------------
+
+    def expire_evidence(self, days: float, *, by: str = "retention") -> int:
+        """Delete evidence images older than `days`; the alerts and the audit log stay."""
+        cutoff = time.time() - days * 86400
+        with self.session() as s:
+            old = list(
+                s.scalars(select(EvidenceRow.alert_id).where(EvidenceRow.stored_at < cutoff))
+            )
+            for alert_id in old:
+                s.delete(s.get(EvidenceRow, alert_id))
+            s.add(
+                AuditRow(
+                    at=time.time(),
+                    username=by,
+                    action="retention",
+                    alert_id=None,
+                    note=f"deleted {len(old)} evidence images older than {days:g} days",
+                )
+            )
+        return len(old)
+
+
+def _sqlite_pragmas(connection: Any, record: Any) -> None:
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()

@@ -1,0 +1,264 @@
+"""`paigow review`: the surveillance room's web UI (FastAPI, server-rendered Jinja2).
+
+Pages: a live alert board (new alerts arrive by server-sent events, no reload), the incident
+list with filters, each incident with its evidence, the hands drawn as tiles, the round's
+timeline and the rule-book clause, and acknowledge / escalate / dismiss with a note; the audit
+log. Login with roles (viewer, reviewer, admin); every form carries a CSRF token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import secrets
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Form, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.templating import Jinja2Templates
+from markupsafe import Markup
+from starlette.middleware.sessions import SessionMiddleware
+
+from room.store import ACTIONS, STATUSES, AlertRow, Store, StoreError
+from room.tiles import hand_svg
+
+TEMPLATES = Path(__file__).parent / "templates"
+CAN_ACT = ("reviewer", "admin")
+
+
+class LoginRequiredError(Exception):
+    pass
+
+
+def create_app(store: Store, secret: str, *, poll_s: float = 0.5) -> FastAPI:
+    app = FastAPI(title="paigow surveillance room", docs_url=None, redoc_url=None)
+    app.add_middleware(
+        SessionMiddleware,
+        secret_key=secret,
+        same_site="strict",
+        session_cookie="paigow_session",
+        max_age=12 * 3600,
+    )
+    templates = Jinja2Templates(directory=str(TEMPLATES))
+    templates.env.filters["hand"] = lambda text: Markup(hand_svg(text))
+    templates.env.filters["when"] = lambda ts: dt.datetime.fromtimestamp(ts).strftime(
+        "%Y-%m-%d %H:%M:%S"
+    )
+
+    def user(request: Request) -> dict[str, str]:
+        found = request.session.get("user")
+        if not found:
+            raise LoginRequiredError
+        return dict(found)
+
+    def csrf(request: Request) -> str:
+        token = request.session.get("csrf")
+        if not token:
+            token = request.session["csrf"] = secrets.token_urlsafe(32)
+        return str(token)
+
+    def check_csrf(request: Request, token: str) -> None:
+        if not secrets.compare_digest(token, str(request.session.get("csrf", ""))):
+            raise HTTPException(403, "the form expired or came from elsewhere: reload the page")
+
+    def page(request: Request, name: str, **context: Any) -> HTMLResponse:
+        return templates.TemplateResponse(
+            request,
+            name,
+            {
+                "user": request.session.get("user"),
+                "csrf": csrf(request),
+                **context,
+            },
+        )
+
+    @app.exception_handler(LoginRequiredError)
+    async def _login_first(request: Request, exc: LoginRequiredError) -> Response:
+        if request.url.path.startswith(("/events", "/evidence")):
+            return Response("log in first", status_code=401)
+        return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
+
+    @app.get("/login", response_class=HTMLResponse)
+    def login_form(request: Request, next: str = "/", failed: int = 0) -> HTMLResponse:
+        return page(
+            request, "login.html", next=next if next.startswith("/") else "/", failed=bool(failed)
+        )
+
+    @app.post("/login")
+    def login(
+        request: Request,
+        username: str = Form(...),
+        password: str = Form(...),
+        token: str = Form(..., alias="csrf"),
+        next: str = Form("/"),
+    ) -> Response:
+        check_csrf(request, token)
+        role = store.check_login(username, password)
+        if role is None:
+            store.record(username[:64], "login-failed")
+            return RedirectResponse("/login?failed=1", status_code=303)
+        store.record(username, "login")
+        request.session.clear()  # a new session on login
+        request.session["user"] = {"name": username, "role": role}
+        return RedirectResponse(next if next.startswith("/") else "/", status_code=303)
+
+    @app.post("/logout")
+    def logout(request: Request, token: str = Form(..., alias="csrf")) -> Response:
+        check_csrf(request, token)
+        request.session.clear()
+        return RedirectResponse("/login", status_code=303)
+
+    @app.get("/", response_class=HTMLResponse)
+    def board(request: Request) -> HTMLResponse:
+        user(request)
+        alerts = store.alerts(limit=50)
+        last = max((a.serial for a in alerts), default=0)
+        return page(request, "board.html", alerts=alerts, last=last)
+
+    @app.get("/events")
+    async def events(request: Request, after: int = 0) -> StreamingResponse:
+        user(request)
+
+        async def stream() -> AsyncIterator[str]:
+            last = after
+            yield "retry: 2000\n\n"
+            while not await request.is_disconnected():
+                new = await asyncio.to_thread(store.alerts, after_serial=last, limit=100)
+                for alert in sorted(new, key=lambda a: a.serial):
+                    last = alert.serial
+                    yield f"id: {alert.serial}\ndata: {json.dumps(_summary(alert))}\n\n"
+                await asyncio.sleep(poll_s)
+
+        return StreamingResponse(
+            stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
+        )
+
+    @app.get("/incidents", response_class=HTMLResponse)
+    def incidents(
+        request: Request,
+        table: str = "",
+        kind: str = "",
+        severity: str = "",
+        status: str = "",
+        day: str = "",
+        shift: str = "",
+    ) -> HTMLResponse:
+        user(request)
+        since, until = shift_window(day, shift)
+        alerts = store.alerts(
+            since=since,
+            until=until,
+            table=table or None,
+            kind=kind or None,
+            severity=severity or None,
+            status=status or None,
+        )
+        filters = {
+            "table": table,
+            "kind": kind,
+            "severity": severity,
+            "status": status,
+            "day": day,
+            "shift": shift,
+        }
+        return page(
+            request,
+            "incidents.html",
+            alerts=alerts,
+            filters=filters,
+            statuses=STATUSES,
+            shifts=SHIFTS,
+        )
+
+    @app.get("/incidents/{alert_id}", response_class=HTMLResponse)
+    def incident(request: Request, alert_id: str) -> HTMLResponse:
+        who = user(request)
+        try:
+            alert = store.alert(alert_id)
+        except StoreError:
+            raise HTTPException(404, f"no incident {alert_id}") from None
+        found = store.round(alert.round_id) if alert.round_id else None
+        phases = (
+            sorted((found.record.get("phases") or {}).items(), key=lambda p: p[1]) if found else []
+        )
+        return page(
+            request,
+            "incident.html",
+            alert=alert,
+            round=found,
+            phases=phases,
+            audit=store.audit(alert_id),
+            has_evidence=store.evidence(alert_id) is not None,
+            can_act=who["role"] in CAN_ACT,
+            actions=list(ACTIONS),
+        )
+
+    @app.post("/incidents/{alert_id}/act")
+    def act(
+        request: Request,
+        alert_id: str,
+        action: str = Form(...),
+        note: str = Form(""),
+        token: str = Form(..., alias="csrf"),
+    ) -> Response:
+        who = user(request)
+        check_csrf(request, token)
+        if who["role"] not in CAN_ACT:
+            raise HTTPException(403, "viewers cannot act on incidents")
+        try:
+            store.act(alert_id, action, who["name"], note)
+        except StoreError as error:
+            raise HTTPException(400, str(error)) from None
+        return RedirectResponse(f"/incidents/{alert_id}", status_code=303)
+
+    @app.get("/evidence/{alert_id}.jpg")
+    def evidence(request: Request, alert_id: str) -> Response:
+        user(request)
+        jpeg = store.evidence(alert_id)
+        if jpeg is None:
+            raise HTTPException(404, "no evidence image (never sent, or past retention)")
+        return Response(jpeg, media_type="image/jpeg", headers={"Cache-Control": "private"})
+
+    @app.get("/audit", response_class=HTMLResponse)
+    def audit(request: Request) -> HTMLResponse:
+        who = user(request)
+        if who["role"] not in CAN_ACT:
+            raise HTTPException(403, "the audit log is for reviewers and admins")
+        return page(request, "audit.html", entries=store.audit(limit=500))
+
+    return app
+
+
+SHIFTS = {"day": (6, 14), "swing": (14, 22), "night": (22, 30)}
+
+
+def shift_window(day: str, shift: str) -> tuple[float | None, float | None]:
+    """A shift on a day (local time) as a time window; the night shift runs past midnight."""
+    if not day:
+        return None, None
+    try:
+        start = dt.datetime.strptime(day, "%Y-%m-%d")
+    except ValueError:
+        raise HTTPException(400, f"a day is written YYYY-MM-DD, got {day!r}") from None
+    first, last = SHIFTS.get(shift, (0, 24))
+    return (
+        (start + dt.timedelta(hours=first)).timestamp(),
+        (start + dt.timedelta(hours=last)).timestamp(),
+    )
+
+
+def _summary(alert: AlertRow) -> dict[str, Any]:
+    return {
+        "id": alert.id,
+        "serial": alert.serial,
+        "kind": alert.kind,
+        "severity": alert.severity,
+        "table": alert.table_id,
+        "position": alert.position,
+        "observed": alert.observed,
+        "status": alert.status,
+        "received": dt.datetime.fromtimestamp(alert.received_at).strftime("%H:%M:%S"),
+    }

@@ -1,0 +1,346 @@
+"""The surveillance room: the incident store, ingest over a real Mosquitto (shared subscription,
+duplicates, gaps), the shift report, retention, and the review UI in a real headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import paho.mqtt.client as mqtt
+import pytest
+import sqlalchemy
+import uvicorn
+from paho.mqtt.enums import CallbackAPIVersion
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
+
+from room.ingest import Ingest
+from room.report import chi2_sf, dice_fairness, write_report
+from room.shift import shift_messages, simulate_shift
+from room.store import Store, StoreError
+from room.web import create_app
+from tests.broker import Broker, free_port
+
+
+def alert_envelope(
+    seq: int, table: str = "t1", kind: str = "house-way-violation", message_id: str | None = None
+) -> dict:  # type: ignore[type-arg]
+    alert_id = message_id or str(uuid.uuid4())
+    return {
+        "message_id": alert_id,
+        "seq": seq,
+        "table_id": table,
+        "kind": "alert",
+        "produced_at": 0.0,
+        "body": {
+            "id": alert_id,
+            "kind": kind,
+            "severity": "high",
+            "table_id": table,
+            "round_id": f"{table}:r1",
+            "position": 1,
+            "rules": "nz-1998",
+            "clause": "App. 4 2.2",
+            "expected": "1-4 2-3 / 1-3 5-5",
+            "observed": "1-3 1-4 / 5-5 2-3",
+            "confidence": 0.9,
+            "evidence_time_s": 16.3,
+            "raised_time_s": 16.6,
+        },
+    }
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store.open(f"sqlite:///{tmp_path / 'room.sqlite'}")
+
+
+def test_ingest_is_idempotent_and_notices_gaps(store: Store) -> None:
+    first = alert_envelope(1)
+    assert store.ingest(first).stored
+    assert not store.ingest(first).stored  # a redelivery
+    assert store.ingest(alert_envelope(5)).gap == (2, 4)
+    store.ingest(alert_envelope(3))  # late, from another worker: not missing after all
+    assert store.raise_gaps(60) == []  # still within the grace period
+    assert store.raise_gaps(60, now=time.time() + 61) == [("t1", 2, 2), ("t1", 4, 4)]
+    assert store.raise_gaps(0, now=time.time() + 61) == []  # raised once
+    kinds = sorted(a.kind for a in store.alerts())
+    assert kinds == ["house-way-violation"] * 3 + ["sequence-gap"] * 2
+    with pytest.raises(StoreError, match="not a paigow envelope"):
+        store.ingest({"hello": 1})
+
+
+def test_the_audit_log_is_append_only(store: Store) -> None:
+    store.ingest(alert_envelope(1, message_id="a1"))
+    store.add_user("ann", "password-1", "reviewer")
+    store.act("a1", "acknowledge", "ann", "seen it")
+    assert store.alert("a1").status == "acknowledged"
+    for statement in ("UPDATE audit SET note = 'x'", "DELETE FROM audit"):
+        with (
+            pytest.raises(sqlalchemy.exc.DatabaseError, match="append-only"),
+            store.engine.begin() as connection,
+        ):
+            connection.execute(sqlalchemy.text(statement))
+    assert [e.action for e in store.audit("a1")] == ["acknowledge"]
+
+
+@pytest.mark.parametrize(
+    ("role", "password", "error"),
+    [
+        ("boss", "password-1", "role must be one of"),
+        ("viewer", "short", "at least 8"),
+    ],
+)
+def test_users_are_checked(store: Store, role: str, password: str, error: str) -> None:
+    with pytest.raises(StoreError, match=error):
+        store.add_user("x", password, role)
+
+
+def test_passwords_are_hashed(store: Store) -> None:
+    store.add_user("ann", "password-1", "viewer")
+    with store.engine.connect() as connection:
+        stored = connection.execute(sqlalchemy.text("SELECT password_hash FROM users")).scalar()
+    assert stored.startswith("$argon2") and "password-1" not in stored
+    assert store.check_login("ann", "password-1") == "viewer"
+    assert store.check_login("ann", "wrong") is None and store.check_login("bob", "x") is None
+
+
+def test_retention_deletes_old_evidence_only(store: Store) -> None:
+    envelope = alert_envelope(1, message_id="a1") | {"evidence_jpeg": "/9j/2wBD"}
+    store.ingest_many([envelope], at=time.time() - 40 * 86400)
+    store.ingest(alert_envelope(2, message_id="a2") | {"evidence_jpeg": "/9j/2wBD"})
+    assert store.expire_evidence(30) == 1
+    assert store.evidence("a1") is None and store.evidence("a2") is not None
+    assert store.alert("a1").kind == "house-way-violation"  # the incident itself stays
+
+
+@pytest.mark.parametrize(
+    ("x", "k", "p"),
+    [
+        (3.841, 1, 0.05),
+        (5.991, 2, 0.05),
+        (15.507, 8, 0.05),
+        (22.362, 13, 0.05),
+        (30.578, 15, 0.01),
+        (0.0, 4, 1.0),
+    ],
+)
+def test_chi_square_tail(x: float, k: int, p: float) -> None:
+    assert chi2_sf(x, k) == pytest.approx(p, abs=2e-4)
+
+
+def test_dice_fairness_tells_fair_from_loaded() -> None:
+    import itertools
+
+    fair = [sum(d) for d in itertools.product(range(1, 7), repeat=3)] * 3
+    assert dice_fairness(fair).p_value > 0.99  # type: ignore[union-attr]
+    loaded = fair + [18] * 40 + [17] * 40
+    assert dice_fairness(loaded).p_value < 1e-6  # type: ignore[union-attr]
+    assert dice_fairness([10, 11]) is None
+
+
+def test_the_shift_report_renders(store: Store, tmp_path: Path) -> None:
+    start = time.time() - 3600
+    simulate_shift(store, tables=3, rounds=20, start=start)
+    html, pdf, picture = write_report(store, start - 60, time.time() + 60, None, tmp_path / "r")
+    text = html.read_text()
+    assert "Rounds played: 60" in text and "chi-square" in text
+    assert pdf.read_bytes().startswith(b"%PDF") and picture.stat().st_size > 20_000
+
+
+def test_cli_report_and_retention_errors(tmp_path: Path) -> None:
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "paigow.cli", *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=tmp_path,
+        )
+
+    bad = run("report", "--from", "yesterday", "--to", "2026-11-22")
+    assert bad.returncode == 2 and "write times as" in bad.stderr
+    backwards = run("report", "--from", "2026-11-22", "--to", "2026-11-21")
+    assert backwards.returncode == 2 and "after" in backwards.stderr
+    done = run("retention", "--days", "30", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout) == {"deleted": 0}
+
+
+def test_shared_ingest_stores_each_message_once(store: Store, tmp_path: Path) -> None:
+    broker = Broker(tmp_path).start()
+    stop = threading.Event()
+    workers = [
+        Ingest(store, host="127.0.0.1", port=broker.port, client_id=f"ingest-{k}", gap_grace_s=1.0)
+        for k in range(2)
+    ]
+    threads = [threading.Thread(target=w.run, args=(stop,), daemon=True) for w in workers]
+    for thread in threads:
+        thread.start()
+    for worker in workers:
+        assert worker.ready.wait(10)
+    sender = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="tables", protocol=mqtt.MQTTv5)
+    sender.connect("127.0.0.1", broker.port)
+    sender.loop_start()
+    sent = 0
+    try:
+        for table in ("t1", "t2", "t3"):
+            messages = shift_messages(table, "mbs-2020", 20, seed=len(table) + ord(table[1]))
+            for message in messages:
+                if message["seq"] == 7 and table == "t2":
+                    continue  # lost on the way: a gap the room must notice
+                for _ in range(2 if message["seq"] % 5 == 0 else 1):  # some redelivered
+                    sender.publish(
+                        f"paigow/s1/{table}/{message['kind']}", json.dumps(message), qos=1
+                    ).wait_for_publish(5)
+                sent += 1
+        deadline = time.monotonic() + 20
+        while sum(w.stats.stored for w in workers) < sent and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(2.5)  # past the gap grace period
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(5)
+        sender.loop_stop()
+        broker.stop()
+    stored = sum(w.stats.stored for w in workers)
+    assert stored == sent  # every message once, duplicates dropped
+    assert sum(w.stats.duplicates for w in workers) > 0
+    assert all(w.stats.stored > 0 for w in workers)  # the shared subscription split the load
+    gaps = [a for a in store.alerts() if a.kind == "sequence-gap"]
+    assert [(g.table_id, g.observed) for g in gaps] == [("t2", "message 7 never arrived")]
+
+
+# -- the review UI in a real browser -----------------------------------------------------------
+
+
+@pytest.fixture
+def server(store: Store):  # type: ignore[no-untyped-def]
+    store.add_user("rita", "reviewer-pw", "reviewer")
+    store.add_user("vince", "viewer-pw1", "viewer")
+    store.ingest(alert_envelope(1, message_id="old-alert"))
+    port = free_port()
+    app = create_app(store, "test-secret-" + "x" * 20, poll_s=0.2)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(5)
+
+
+@pytest.fixture
+def browser():  # type: ignore[no-untyped-def]
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
+    driver.implicitly_wait(2)
+    yield driver
+    driver.quit()
+
+
+def log_in(browser, url: str, name: str, password: str) -> None:  # type: ignore[no-untyped-def]
+    browser.get(url + "/")
+    browser.find_element(By.ID, "username").send_keys(name)
+    browser.find_element(By.ID, "password").send_keys(password)
+    browser.find_element(By.ID, "login").click()
+    WebDriverWait(browser, 10).until(
+        expected_conditions.presence_of_element_located((By.ID, "board"))
+    )
+
+
+def test_reviewer_sees_a_new_alert_live_and_acknowledges_it(server, browser, store: Store) -> None:  # type: ignore[no-untyped-def]
+    log_in(browser, server, "rita", "reviewer-pw")
+    WebDriverWait(browser, 10).until(
+        expected_conditions.text_to_be_present_in_element((By.ID, "live"), "live")
+    )
+    store.ingest(alert_envelope(2, table="pgt-07", kind="foreign-tile", message_id="new-alert"))
+    link = WebDriverWait(browser, 10).until(
+        expected_conditions.element_to_be_clickable((By.LINK_TEXT, "foreign-tile"))
+    )
+    link.click()  # arrived without a reload
+    assert len(browser.find_elements(By.CSS_SELECTOR, "svg.tile")) == 8  # both hands drawn
+    browser.find_element(By.ID, "note").send_keys("third 5-5 seen, pit boss called")
+    browser.find_element(By.ID, "acknowledge").click()
+    WebDriverWait(browser, 10).until(
+        expected_conditions.text_to_be_present_in_element((By.ID, "status"), "acknowledged")
+    )
+    assert "pit boss called" in browser.find_element(By.ID, "audit").text
+    browser.get(server + "/audit")
+    log = browser.find_element(By.ID, "audit-log").text
+    assert "rita acknowledge" in log and "pit boss called" in log
+    assert store.alert("new-alert").status == "acknowledged"
+
+
+def test_a_viewer_cannot_acknowledge(server, browser) -> None:  # type: ignore[no-untyped-def]
+    log_in(browser, server, "vince", "viewer-pw1")
+    browser.get(server + "/incidents/old-alert")
+    assert browser.find_element(By.ID, "read-only")
+    assert not browser.find_elements(By.ID, "acknowledge")
+    with httpx.Client(base_url=server) as client:  # the same, without the browser's help
+        page = client.get("/login").text
+        token = re.search(r'name="csrf" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+        client.post("/login", data={"username": "vince", "password": "viewer-pw1", "csrf": token})
+        refused = client.post(
+            "/incidents/old-alert/act", data={"action": "acknowledge", "note": "", "csrf": token}
+        )
+        assert refused.status_code == 403
+        forged = client.post(
+            "/incidents/old-alert/act", data={"action": "dismiss", "note": "", "csrf": "forged"}
+        )
+        assert forged.status_code == 403
+
+
+def test_logged_out_users_are_refused(server, browser) -> None:  # type: ignore[no-untyped-def]
+    browser.get(server + "/incidents/old-alert")
+    assert "/login" in browser.current_url and browser.find_element(By.ID, "login")
+    with httpx.Client(base_url=server) as client:
+        assert client.get("/events").status_code == 401
+        assert client.get("/evidence/old-alert.jpg").status_code == 401
+        assert client.get("/incidents", follow_redirects=False).status_code == 303
+    log_in(browser, server, "rita", "reviewer-pw")
+    browser.find_element(By.ID, "logout").click()
+    browser.get(server + "/incidents")
+    assert "/login" in browser.current_url
+
+
+def test_demo_runs_end_to_end_without_serving(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "paigow.cli",
+            "demo",
+            "--no-serve",
+            "--speed",
+            "25",
+            "--dir",
+            str(tmp_path / "demo"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "demo-1: wrong-first-position" in run.stdout
+    assert "demo-1: house-way-violation" in run.stdout
+    store = Store.open(f"sqlite:///{tmp_path / 'demo' / 'room.sqlite'}")
+    demo_alerts = store.alerts(table="demo-1")
+    assert {a.kind for a in demo_alerts} == {"wrong-first-position", "house-way-violation"}
+    assert all(store.evidence(a.id) for a in demo_alerts)
+    assert (tmp_path / "demo" / "report" / "report.pdf").exists()
