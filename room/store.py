@@ -14,7 +14,7 @@ import contextlib
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +32,10 @@ from sqlalchemy import (
     String,
     Text,
     create_engine,
+    delete,
     event,
     func,
+    insert,
     select,
 )
 from sqlalchemy.engine import Engine
@@ -163,6 +165,9 @@ class Store:
         self.engine: Engine = create_engine(url, future=True)
         if url.startswith("sqlite"):
             event.listen(self.engine, "connect", _sqlite_pragmas)
+            # Writers take the lock when they begin, not halfway: with several ingest workers a
+            # transaction that read first could otherwise not write at all (SQLITE_BUSY).
+            event.listen(self.engine, "begin", lambda c: c.exec_driver_sql("BEGIN IMMEDIATE"))
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
         self.hasher = PasswordHasher()
 
@@ -197,11 +202,113 @@ class Store:
     def ingest_many(
         self, envelopes: Sequence[dict[str, Any]], at: float | None = None
     ) -> list[Ingested | StoreError]:
-        """Store a batch in one commit, each message in its own savepoint: a redelivered id
-        is skipped, a malformed message is reported, and neither stops the rest. `at` backdates
-        the arrival (simulated shifts)."""
-        results: list[Ingested | StoreError] = []
+        """Store a batch in one commit: a redelivered id is skipped, a malformed message is
+        reported, and neither stops the rest. `at` backdates the arrival (simulated shifts).
+
+        The batch goes in with bulk inserts; if another worker stored one of its messages at
+        the same moment, the batch is redone one message at a time, each in a savepoint."""
         now = time.time() if at is None else at
+        try:
+            return self._ingest_batch(envelopes, now)
+        except IntegrityError:
+            return self._ingest_each(envelopes, now)
+
+    def _ingest_batch(
+        self, envelopes: Sequence[dict[str, Any]], now: float
+    ) -> list[Ingested | StoreError]:
+        results: list[Ingested | StoreError | None] = [None] * len(envelopes)
+        parsed: list[_Parsed] = []
+        for index, envelope in enumerate(envelopes):
+            try:
+                parsed.append(_Parsed.of(index, envelope, now))
+            except StoreError as error:
+                results[index] = error
+        with self.session() as s:
+            ids = [p.message_id for p in parsed]
+            known = set(
+                s.scalars(select(MessageRow.message_id).where(MessageRow.message_id.in_(ids)))
+            )
+            fresh: list[_Parsed] = []
+            for p in parsed:
+                if p.message_id in known:
+                    results[p.index] = Ingested(False)
+                else:
+                    known.add(p.message_id)
+                    fresh.append(p)
+            if fresh:
+                s.execute(insert(MessageRow), [p.message_row for p in fresh])
+                gaps = self._advance_tables(s, fresh, now)
+                alerts = [p.alert_row for p in fresh if p.alert_row]
+                if alerts:
+                    s.execute(insert(AlertRow), alerts)
+                evidence = [p.evidence_row for p in fresh if p.evidence_row]
+                if evidence:
+                    s.execute(insert(EvidenceRow), evidence)
+                rounds = [p.round_row for p in fresh if p.round_row]
+                if rounds:
+                    s.execute(insert(RoundRow), rounds)
+                    s.execute(insert(HandRow), [h for p in fresh for h in p.hand_rows])
+                for p in fresh:
+                    results[p.index] = Ingested(True, gaps.get(p.index))
+        return [r if r is not None else StoreError("not stored") for r in results]
+
+    def _advance_tables(
+        self, s: Session, fresh: list[_Parsed], now: float
+    ) -> dict[int, tuple[int, int]]:
+        """Each table's last sequence number, its missing numbers, and which message jumped."""
+        by_table: dict[str, list[_Parsed]] = {}
+        for p in fresh:
+            by_table.setdefault(p.table_id, []).append(p)
+        rows = {
+            row.table_id: row
+            for row in s.scalars(
+                select(TableRow).where(TableRow.table_id.in_(by_table)).with_for_update()
+            )
+        }
+        gaps: dict[int, tuple[int, int]] = {}
+        missing: list[dict[str, Any]] = []
+        late: list[tuple[str, int]] = []
+        for table_id, messages in by_table.items():
+            row = rows.get(table_id)
+            if row is None:
+                row = TableRow(table_id=table_id, site="", last_seq=0)
+                s.add(row)
+            last = row.last_seq
+            for p in sorted(messages, key=lambda m: m.seq):
+                if p.seq > last + 1:
+                    gaps[p.index] = (last + 1, p.seq - 1)
+                    missing += [
+                        {"table_id": table_id, "seq": n, "noticed_at": now, "raised": False}
+                        for n in range(last + 1, p.seq)
+                    ]
+                elif p.seq < last:
+                    late.append((table_id, p.seq))
+                last = max(last, p.seq)
+            row.last_seq = last
+        for table_id, seq in late:  # no longer missing
+            s.execute(
+                delete(MissingRow).where(
+                    MissingRow.table_id == table_id,
+                    MissingRow.seq == seq,
+                    MissingRow.raised.is_(False),
+                )
+            )
+        if missing:
+            s.execute(self._insert_ignore(MissingRow), missing)
+        s.flush()
+        return gaps
+
+    def _insert_ignore(self, model: type[Base]) -> Any:
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        if self.engine.dialect.name == "postgresql":
+            return postgresql.insert(model).on_conflict_do_nothing()
+        return sqlite.insert(model).on_conflict_do_nothing()
+
+    def _ingest_each(
+        self, envelopes: Sequence[dict[str, Any]], now: float
+    ) -> list[Ingested | StoreError]:
+        results: list[Ingested | StoreError] = []
         with self.session() as s:
             for envelope in envelopes:
                 try:
@@ -267,11 +374,13 @@ class Store:
         now = time.time() if now is None else now
         raised: list[tuple[str, int, int]] = []
         with self.session() as s:
-            overdue = list(s.scalars(
-                select(MissingRow)
-                .where(MissingRow.raised.is_(False), MissingRow.noticed_at < now - grace_s)
-                .order_by(MissingRow.table_id, MissingRow.seq)
-            ))  # fmt: skip
+            overdue = list(
+                s.scalars(
+                    select(MissingRow)
+                    .where(MissingRow.raised.is_(False), MissingRow.noticed_at < now - grace_s)
+                    .order_by(MissingRow.table_id, MissingRow.seq)
+                )
+            )
             runs: list[list[MissingRow]] = []
             for row in overdue:
                 if (
@@ -544,8 +653,107 @@ class Store:
 
 
 def _sqlite_pragmas(connection: Any, record: Any) -> None:
+    connection.isolation_level = None  # transactions are begun by the "begin" listener
     cursor = connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
+
+
+@dataclass
+class _Parsed:
+    """One envelope checked and turned into rows, ready for a bulk insert."""
+
+    index: int
+    message_id: str
+    table_id: str
+    seq: int
+    message_row: dict[str, Any]
+    alert_row: dict[str, Any] | None = None
+    evidence_row: dict[str, Any] | None = None
+    round_row: dict[str, Any] | None = None
+    hand_rows: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, index: int, envelope: dict[str, Any], now: float) -> _Parsed:
+        try:
+            message_id = str(envelope["message_id"])
+            table_id = str(envelope["table_id"])
+            seq = int(envelope["seq"])
+            kind = str(envelope["kind"])
+            body = dict(envelope["body"])
+        except (KeyError, TypeError, ValueError) as error:
+            raise StoreError(f"not a paigow envelope: {error}") from None
+        if kind not in ("alert", "round"):
+            raise StoreError(f"unknown message kind {kind!r}")
+        parsed = cls(
+            index,
+            message_id,
+            table_id,
+            seq,
+            {
+                "message_id": message_id,
+                "table_id": table_id,
+                "seq": seq,
+                "kind": kind,
+                "received_at": now,
+            },
+        )
+        try:
+            if kind == "alert":
+                parsed.alert_row = {
+                    "id": str(body["id"]),
+                    "table_id": str(body["table_id"]),
+                    "round_id": str(body["round_id"]),
+                    "kind": str(body["kind"]),
+                    "severity": str(body["severity"]),
+                    "position": body.get("position"),
+                    "rules": str(body["rules"]),
+                    "clause": str(body["clause"]),
+                    "expected": body.get("expected"),
+                    "observed": body.get("observed"),
+                    "confidence": float(body["confidence"]),
+                    "evidence_time_s": float(body["evidence_time_s"]),
+                    "received_at": now,
+                    "status": "new",
+                }
+                jpeg = envelope.get("evidence_jpeg")
+                if isinstance(jpeg, str):
+                    with contextlib.suppress(binascii.Error, ValueError):
+                        parsed.evidence_row = {
+                            "alert_id": str(body["id"]),
+                            "jpeg": base64.b64decode(jpeg),
+                            "stored_at": now,
+                        }
+            else:
+                round_id = str(body["round_id"])
+                parsed.round_row = {
+                    "round_id": round_id,
+                    "table_id": str(body["table_id"]),
+                    "rules": str(body["rules"]),
+                    "banker": int(body["banker"]),
+                    "complete": bool(body.get("complete", True)),
+                    "dice": list(body.get("dice", [])),
+                    "cut": str(body.get("cut", "")),
+                    "first_position": body.get("first_position"),
+                    "required_first_position": body.get("required_first_position"),
+                    "received_at": now,
+                    "record": body,
+                }
+                outcomes = body.get("outcomes", {})
+                parsed.hand_rows = [
+                    {
+                        "round_id": round_id,
+                        "position": int(position),
+                        "tiles": hand["tiles"],
+                        "high": hand["high"],
+                        "low": hand["low"],
+                        "house_way": hand.get("house_way"),
+                        "outcome": outcomes.get(position),
+                    }
+                    for position, hand in body.get("hands", {}).items()
+                ]
+        except (KeyError, TypeError, ValueError) as error:
+            raise StoreError(f"message {message_id}: malformed {kind}: {error}") from None
+        return parsed
