@@ -49,15 +49,20 @@ def main() -> int:
     truth = json.loads((ROUND / "truth.json").read_text())
     first = next(frames(ROUND / "round.mp4", 10))[2]
     calibrate(first, table_id="t1", rules=truth["rules"], banker=1).write(folder / "table.yaml")
-    config = EdgeConfig.model_validate({
-        "table": folder / "table.yaml",
-        "camera": {"source": str(ROUND / "round.mp4")},
-        "analysis": {"labels": ROUND / "frames.json.gz", "cut": truth["cut"],
-                     "cut_options": truth["cut_options"]},
-        "mqtt": {"host": "127.0.0.1", "port": broker.port, "site": "bench"},
-        "outbox": {"path": folder / "outbox.sqlite", "min_free_mb": 0},
-        "observability": {"metrics_port": 0},
-    })  # fmt: skip
+    config = EdgeConfig.model_validate(
+        {
+            "table": folder / "table.yaml",
+            "camera": {"source": str(ROUND / "round.mp4")},
+            "analysis": {
+                "labels": ROUND / "frames.json.gz",
+                "cut": truth["cut"],
+                "cut_options": truth["cut_options"],
+            },
+            "mqtt": {"host": "127.0.0.1", "port": broker.port, "site": "bench"},
+            "outbox": {"path": folder / "outbox.sqlite", "min_free_mb": 0},
+            "observability": {"metrics_port": 0},
+        }
+    )
     app = EdgeApp(config)
     received: dict[str, float] = {}
 
@@ -78,8 +83,9 @@ def main() -> int:
     started: dict[str, float] = {}
     offset = 0.0
     for _ in tqdm(range(args.passes), desc="passes", unit="round"):
-        app.follower = RoundFollower(app.table, run="bench", cut=truth["cut"],
-                                     cut_options=truth["cut_options"])  # fmt: skip
+        app.follower = RoundFollower(
+            app.table, run="bench", cut=truth["cut"], cut_options=truth["cut_options"]
+        )
         for index, image in enumerate(images):
             t = round(index / 10, 3)
             detections = source.detections(index, t, image)
@@ -103,8 +109,10 @@ def main() -> int:
     latency = np.array([(received[i] - t0) * 1000 for i, t0 in started.items() if i in received])
     lost = len(started) - len(latency)
     p50, p95, p99 = np.percentile(latency, [50, 95, 99])
-    print(f"{len(latency)} alerts received of {len(started)} raised ({lost} lost); latency "
-          f"ms p50 {p50:.1f}, p95 {p95:.1f}, p99 {p99:.1f}, max {latency.max():.1f}")  # fmt: skip
+    print(
+        f"{len(latency)} alerts received of {len(started)} raised ({lost} lost); latency "
+        f"ms p50 {p50:.1f}, p95 {p95:.1f}, p99 {p99:.1f}, max {latency.max():.1f}"
+    )
     return 0 if lost == 0 else 1
 
 

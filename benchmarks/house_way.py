@@ -44,11 +44,13 @@ def main() -> None:
             json.loads(
                 subprocess.run(
                     [sys.executable, __file__, "--one", ruleset_id],
-                    capture_output=True, text=True, check=True,
+                    capture_output=True,
+                    text=True,
+                    check=True,
                 ).stdout
             )
             for _ in range(args.repeat)
-        ]  # fmt: skip
+        ]
         print(f"{ruleset_id:<10} {min(runs):>7.3f} {max(runs):>8.3f}")
 
 

@@ -33,14 +33,30 @@ from tests.broker import Broker  # noqa: E402
 
 def envelope(table: str, seq: int) -> bytes:
     alert_id = str(uuid.uuid4())
-    return json.dumps({
-        "message_id": alert_id, "seq": seq, "table_id": table, "kind": "alert",
-        "produced_at": time.time(), "body": {
-            "id": alert_id, "kind": "exposed-tile-dealing", "severity": "medium",
-            "table_id": table, "round_id": f"{table}:bench:{seq}", "position": 3,
-            "rules": "mbs-2020", "clause": "5.1, 5.5.2", "expected": "every tile face down",
-            "observed": "a face-up tile in p3", "confidence": 0.9, "evidence_time_s": 9.1,
-            "raised_time_s": 9.4}}).encode()  # fmt: skip
+    return json.dumps(
+        {
+            "message_id": alert_id,
+            "seq": seq,
+            "table_id": table,
+            "kind": "alert",
+            "produced_at": time.time(),
+            "body": {
+                "id": alert_id,
+                "kind": "exposed-tile-dealing",
+                "severity": "medium",
+                "table_id": table,
+                "round_id": f"{table}:bench:{seq}",
+                "position": 3,
+                "rules": "mbs-2020",
+                "clause": "5.1, 5.5.2",
+                "expected": "every tile face down",
+                "observed": "a face-up tile in p3",
+                "confidence": 0.9,
+                "evidence_time_s": 9.1,
+                "raised_time_s": 9.4,
+            },
+        }
+    ).encode()
 
 
 def stored(path: Path) -> tuple[int, int]:
@@ -60,13 +76,29 @@ def main() -> int:
     folder = Path(tempfile.mkdtemp(prefix="ingest-"))
     broker = Broker(folder).start()
     store = folder / "room.sqlite"
-    subprocess.run([sys.executable, "-m", "paigow.cli", "retention", "--days", "1", "--store",
-                    str(store)], check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "paigow.cli", "retention", "--days", "1", "--store", str(store)],
+        check=True,
+        capture_output=True,
+    )
     workers = [
-        subprocess.Popen([sys.executable, "-m", "paigow.cli", "ingest", "--broker",
-                          f"127.0.0.1:{broker.port}", "--store", str(store), "--client-id",
-                          f"ingest-{k}"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                         text=True)  # fmt: skip
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "paigow.cli",
+                "ingest",
+                "--broker",
+                f"127.0.0.1:{broker.port}",
+                "--store",
+                str(store),
+                "--client-id",
+                f"ingest-{k}",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         for k in range(args.workers)
     ]
     time.sleep(3.0)  # let the workers subscribe
@@ -84,8 +116,9 @@ def main() -> int:
     while published < total:
         for table in tables:
             seq[table] += 1
-            infos.append(publisher.publish(f"paigow/bench/{table}/alert",
-                                           envelope(table, seq[table]), qos=1))  # fmt: skip
+            infos.append(
+                publisher.publish(f"paigow/bench/{table}/alert", envelope(table, seq[table]), qos=1)
+            )
             published += 1
         time.sleep(max(0.0, started + (published / args.tables) * tick - time.monotonic()))
     for info in infos:
@@ -99,16 +132,19 @@ def main() -> int:
     drained = time.monotonic() - started
     for worker in workers:
         worker.send_signal(signal.SIGTERM)
-    stats = [json.loads((w.communicate(timeout=30)[0] or "{}").strip().splitlines()[-1])
-             for w in workers]  # fmt: skip
+    stats = [
+        json.loads((w.communicate(timeout=30)[0] or "{}").strip().splitlines()[-1]) for w in workers
+    ]
     publisher.loop_stop()
     broker.stop()
     count, distinct = stored(store)
-    print(f"published {total} alerts from {args.tables} tables in {sent_for:.1f} s "
-          f"({total / sent_for:.0f}/s); stored {count} ({distinct} distinct ids) after "
-          f"{drained:.1f} s: sustained {count / drained:.0f}/s; lost {total - count}; "
-          f"workers stored {[s.get('stored') for s in stats]}, duplicates "
-          f"{[s.get('duplicates') for s in stats]}")  # fmt: skip
+    print(
+        f"published {total} alerts from {args.tables} tables in {sent_for:.1f} s "
+        f"({total / sent_for:.0f}/s); stored {count} ({distinct} distinct ids) after "
+        f"{drained:.1f} s: sustained {count / drained:.0f}/s; lost {total - count}; "
+        f"workers stored {[s.get('stored') for s in stats]}, duplicates "
+        f"{[s.get('duplicates') for s in stats]}"
+    )
     return 0 if count == total == distinct else 1
 
 
