@@ -95,11 +95,16 @@ def run_round(args: tuple[int, str, str | None, str, tuple[int, int]]) -> Outcom
     started = time.perf_counter()
     studio = Studio.of(seed, rules, [injected] if injected else [], resolution)
     truth = ground_truth(studio.plan)
-    image, _, _ = studio.frame(0.0)
-    try:
-        table = calibrate(image, table_id="sim", rules=rules, banker=studio.plan.banker)
-    except CalibrationError as error:
-        return Outcome(seed, rules, injected, [], {}, 0, 0, False, 0.0, 0, str(error))
+    table = None
+    for t in (0.0, 1.0, 2.0, 25.0):  # as an installer would: a frame where the markers show
+        image, _, _ = studio.frame(t)
+        try:
+            table = calibrate(image, table_id="sim", rules=rules, banker=studio.plan.banker)
+            break
+        except CalibrationError as error:
+            failure = str(error)
+    if table is None:
+        return Outcome(seed, rules, injected, [], {}, 0, 0, False, 0.0, 0, failure)
     follower = RoundFollower(
         table, run=str(seed), cut=studio.plan.cut, cut_options=studio.plan.cut_options
     )

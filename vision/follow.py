@@ -32,8 +32,9 @@ PLAYER_ZONES = HAND_ZONES[1:]
 MIN_READ = 0.5
 """Labels read with less confidence than this are not counted as seen."""
 STEADY = 3
-LATE = 0.3
-"""Seconds after a group arrives by which the stacks it emptied must be gone."""
+LATE = 0.0
+"""Seconds after a group arrives by which the stacks it emptied must be gone: a block leaves its
+stack before it arrives, so a stack still standing when its group arrives was not taken."""
 """Frames a sighting must hold before it counts (0.3 s at 10 analysed frames a second)."""
 
 
@@ -139,6 +140,7 @@ class Round:
     first_seen: int | None = None
     served: dict[int, float] = field(default_factory=dict)  # position -> arrival time
     columns: list[float] = field(default_factory=list)  # stack x positions (mm)
+    last_still: dict[int, float] = field(default_factory=dict)  # stack -> last seen standing
     watches: dict[str, HandWatch] = field(default_factory=dict)
     raised: set[tuple[str, int | None]] = field(default_factory=set)
     alerts: list[Alert] = field(default_factory=list)
@@ -200,9 +202,9 @@ class RoundFollower:
         if self.idle.update(view.tiles == 0 and view.dice == 0, t):
             return self._close(t, out, abandoned=current.phase != Phase.EXPOSURE)
         phase = current.phase
-        if phase in (Phase.SHUFFLE, Phase.DICE):
+        if phase == Phase.SHUFFLE or (phase == Phase.DICE and not current.dice):
             self._watch_exposed(t, view, K.EXPOSED_TILE_STACKING, out)
-        if phase in (Phase.DELIVERY, Phase.SETTING):
+        elif phase in (Phase.DICE, Phase.DELIVERY, Phase.SETTING):  # dice read: dealing is on
             self._watch_exposed(t, view, K.EXPOSED_TILE_DEALING, out)
         if phase in (Phase.DICE, Phase.DELIVERY) and current.watch_dice:
             self._watch_dice(t, view, out)
@@ -368,7 +370,8 @@ class RoundFollower:
         assert round_ is not None
         for zone, streak in self.arrivals.items():
             position = int(zone[1:])
-            if streak.update(view.backs.get(zone, 0) > 0, t) and position not in round_.served:
+            # A block shows two tiles (the others lie under them); one alone is not a block.
+            if streak.update(view.backs.get(zone, 0) >= 2, t) and position not in round_.served:
                 round_.served[position] = streak.since
                 if round_.first_seen is None and len(round_.served) == 1:
                     self._first_position(position, streak.since, t, out)
@@ -419,30 +422,75 @@ class RoundFollower:
             )
 
     def _check_stacks(self, t: float, still: list[NDArray[np.float64]], out: list[Raised]) -> None:
-        """A stack still standing after the group that should have taken its last tiles was
-        delivered: the groups left out of the cut's order. (Seeing a stack that should be gone
+        """A stack seen standing once the group that should have taken its last tiles had
+        arrived: the groups left out of the cut's order. (Seeing a stack that should be gone
         cannot be an arm in the way; a stack unseen early can be, so that is not judged.)"""
         round_ = self.round
         assert round_ is not None
-        arrivals = sorted(round_.served.values())
         pitch = float(np.median(np.diff(round_.columns)))
-        for stack, group in self.judge.last_groups().items():
-            if group > len(arrivals) or t - arrivals[group - 1] < LATE:
-                continue
-            x = round_.columns[stack]
+        for stack, x in enumerate(round_.columns):
             if any(abs(p[0] - x) < pitch / 2 for p in still):
-                position = (round_.first_seen - 1 + group - 1) % 8 + 1  # type: ignore[operator]
+                round_.last_still[stack] = t
+        arrivals = sorted(round_.served.values())
+        for stack, group in self.judge.last_groups().items():
+            if (
+                group > len(arrivals)
+                or round_.last_still.get(stack, -1.0) < arrivals[group - 1] + LATE
+            ):
+                continue
+            position = (round_.first_seen - 1 + group - 1) % 8 + 1  # type: ignore[operator]
+            self._alert(
+                out,
+                K.WRONG_CUT_ORDER,
+                position,
+                f"stack {stack + 1} gone with group {group} to position {position}",
+                f"stack {stack + 1} still standing",
+                arrivals[group - 1],
+                t,
+                0.8,
+                "stack",
+            )
+
+    def _watch_boxes(self, t: float, view: View, out: list[Raised]) -> None:
+        """A player's box that was served and then stands empty while tiles are carried across
+        the table: its hand left it (this table's players set their tiles where they lie)."""
+        round_ = self.round
+        assert round_ is not None
+        for position in round_.served:
+            if position == self.table.banker:  # the bank's hand goes to the bank area
+                continue
+            zone = f"p{position}"
+            streak = self.emptied[zone]
+            empty = view.backs.get(zone, 0) + view.faces.get(zone, 0) == 0
+            if streak.update(empty, t) and view.loose:
                 self._alert(
                     out,
-                    K.WRONG_CUT_ORDER,
+                    K.HANDS_SWAPPED,
                     position,
-                    f"stack {stack + 1} gone with group {group} to position {position}",
-                    f"stack {stack + 1} still standing",
-                    arrivals[group - 1] + LATE,
+                    f"position {position}'s tiles stay",
+                    f"position {position}'s tiles carried away",
+                    streak.since,
                     t,
                     0.8,
-                    "stack",
+                    zone,
                 )
+
+    def _first_position(self, position: int, since: float, t: float, out: list[Raised]) -> None:
+        round_ = self.round
+        assert round_ is not None
+        round_.first_seen = position
+        if round_.required_first is not None and position != round_.required_first:
+            self._alert(
+                out,
+                K.WRONG_FIRST_POSITION,
+                position,
+                f"position {round_.required_first} first (dice {_dice(round_.dice)})",
+                f"position {position} first",
+                since,
+                t,
+                0.9,
+                f"p{position}",
+            )
 
     def _watch_hands(self, t: float, seen: Detections, out: list[Raised]) -> None:
         round_ = self.round

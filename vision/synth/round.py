@@ -442,18 +442,27 @@ class RoundScene:
                 group = plan.grid[layer][stack]
                 start = tl.delivery + (group - 1) * DELIVERY_EACH
                 delivered_to = plan.group_positions[group - 1]
+                if plan.moved_tile is not None and plan.moved_tile[0] == tid:
+                    delivered_to = plan.moved_tile[2]  # dealt with its group, to the wrong box
                 if t < start:
                     continue
-                block_slot = sorted(
+                block = sorted(
                     (
                         i
                         for i in plan.cells
                         if plan.grid[plan.cells[i][0]][plan.cells[i][1]] == group
                     ),
                     key=lambda i: (plan.cells[i][1], -plan.cells[i][0]),
-                ).index(tid)
+                )
+                block_slot = block.index(tid)
+                if tid == plan.exposed_while_dealing and block_slot % 2 == 0:
+                    block_slot += 1  # face up on top of its pair, where it shows
+                elif plan.exposed_while_dealing in block[block_slot - 1 : block_slot] and (
+                    block_slot % 2 == 1
+                ):
+                    block_slot -= 1
                 if plan.moved_tile is not None and plan.moved_tile[0] == tid:
-                    delivered_to, block_slot = plan.moved_tile[2], 4  # dealt to the wrong box
+                    block_slot = 4
                 target = self.hand_pose(delivered_to, block_slot, "block")
                 if t < start + DELIVERY_EACH:
                     home = self.stack_pose(tid)
