@@ -30,6 +30,7 @@ from room.shift import shift_messages, simulate_shift
 from room.store import Store, StoreError
 from room.web import create_app
 from tests.broker import Broker, free_port
+from tests.postgres import Postgres
 
 
 def alert_envelope(
@@ -60,12 +61,45 @@ def alert_envelope(
     }
 
 
+@pytest.fixture(scope="module")
+def postgres():  # type: ignore[no-untyped-def]
+    server = Postgres()
+    url = server.start()
+    yield url
+    server.stop()
+
+
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store.open(f"sqlite:///{tmp_path / 'room.sqlite'}")
+def store(tmp_path: Path):  # type: ignore[no-untyped-def]
+    store = Store.open(f"sqlite:///{tmp_path / 'room.sqlite'}")
+    yield store
+    store.engine.dispose()
 
 
-def test_ingest_is_idempotent_and_notices_gaps(store: Store) -> None:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """The same store code on the embedded SQLite and on a real PostgreSQL."""
+    if request.param == "sqlite":
+        store = Store.open(f"sqlite:///{tmp_path / 'room.sqlite'}")
+        yield store
+        store.engine.dispose()
+        return
+    url = request.getfixturevalue("postgres")
+    store = Store.open(url)
+    with store.engine.begin() as connection:  # a clean slate for each test
+        connection.execute(sqlalchemy.text("ALTER TABLE audit DISABLE TRIGGER audit_no_change"))
+        connection.execute(
+            sqlalchemy.text(
+                "TRUNCATE audit, users, evidence, alerts, hands, rounds, missing, messages, tables"
+            )
+        )
+        connection.execute(sqlalchemy.text("ALTER TABLE audit ENABLE TRIGGER audit_no_change"))
+    yield store
+    store.engine.dispose()
+
+
+def test_ingest_is_idempotent_and_notices_gaps(any_store: Store) -> None:
+    store = any_store
     first = alert_envelope(1)
     assert store.ingest(first).stored
     assert not store.ingest(first).stored  # a redelivery
@@ -80,7 +114,8 @@ def test_ingest_is_idempotent_and_notices_gaps(store: Store) -> None:
         store.ingest({"hello": 1})
 
 
-def test_the_audit_log_is_append_only(store: Store) -> None:
+def test_the_audit_log_is_append_only(any_store: Store) -> None:
+    store = any_store
     store.ingest(alert_envelope(1, message_id="a1"))
     store.add_user("ann", "password-1", "reviewer")
     store.act("a1", "acknowledge", "ann", "seen it")
@@ -106,7 +141,8 @@ def test_users_are_checked(store: Store, role: str, password: str, error: str) -
         store.add_user("x", password, role)
 
 
-def test_passwords_are_hashed(store: Store) -> None:
+def test_passwords_are_hashed(any_store: Store) -> None:
+    store = any_store
     store.add_user("ann", "password-1", "viewer")
     with store.engine.connect() as connection:
         stored = connection.execute(sqlalchemy.text("SELECT password_hash FROM users")).scalar()
@@ -115,7 +151,8 @@ def test_passwords_are_hashed(store: Store) -> None:
     assert store.check_login("ann", "wrong") is None and store.check_login("bob", "x") is None
 
 
-def test_retention_deletes_old_evidence_only(store: Store) -> None:
+def test_retention_deletes_old_evidence_only(any_store: Store) -> None:
+    store = any_store
     envelope = alert_envelope(1, message_id="a1") | {"evidence_jpeg": "/9j/2wBD"}
     store.ingest_many([envelope], at=time.time() - 40 * 86400)
     store.ingest(alert_envelope(2, message_id="a2") | {"evidence_jpeg": "/9j/2wBD"})
@@ -149,7 +186,8 @@ def test_dice_fairness_tells_fair_from_loaded() -> None:
     assert dice_fairness([10, 11]) is None
 
 
-def test_the_shift_report_renders(store: Store, tmp_path: Path) -> None:
+def test_the_shift_report_renders(any_store: Store, tmp_path: Path) -> None:
+    store = any_store
     start = time.time() - 3600
     simulate_shift(store, tables=3, rounds=20, start=start)
     html, pdf, picture = write_report(store, start - 60, time.time() + 60, None, tmp_path / "r")
