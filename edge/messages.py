@@ -1,6 +1,6 @@
 """What goes over MQTT: every alert and round record in an `Envelope` with its id and the table's
 sequence number; the retained `Status` and the periodic `Health` report. JSON Schemas of all
-three are in docs/schemas (`python3 -m vision.records docs/schemas`)."""
+three are in docs/schemas (`python3 -m paigow.schemas docs/schemas`)."""
 
 from __future__ import annotations
 

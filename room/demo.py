@@ -11,24 +11,30 @@ simulator labels in place of the detector and reader; everything after detection
 
 from __future__ import annotations
 
+import base64
 import json
 import secrets
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import cv2
+import numpy as np
 import uvicorn
+from numpy.typing import NDArray
 
 from edge.app import EdgeApp
 from edge.config import EdgeConfig
+from edge.messages import Envelope
 from room.ingest import Ingest
 from room.report import write_report
 from room.shift import simulate_shift
 from room.store import Store
 from room.web import create_app
 from vision.follow import RoundFollower
-from vision.records import Alert
+from vision.records import Alert, RoundRecord
 from vision.replay import LabelSource, frames
 from vision.table import calibrate
 
@@ -72,30 +78,27 @@ def follow_fixture(
     return raised_count
 
 
-def envelope(record: object, seq: int, table_id: str, evidence: object) -> dict[str, object]:
-    import base64
-
-    import cv2
-
-    from vision.records import RoundRecord
-
-    assert isinstance(record, Alert | RoundRecord)
-    body = record.model_dump(mode="json")
+def envelope(
+    record: Alert | RoundRecord, seq: int, table_id: str, evidence: NDArray[np.uint8] | None
+) -> dict[str, Any]:
+    """What the table box would publish for this record (`edge.messages.Envelope`)."""
     jpeg = None
-    if evidence is not None:
+    if evidence is not None and evidence.size:
         ok, data = cv2.imencode(".jpg", evidence)
         jpeg = base64.b64encode(data.tobytes()).decode() if ok else None
-    message_id = str(record.id) if isinstance(record, Alert) else f"{record.round_id}:record"
-    kind = "alert" if isinstance(record, Alert) else "round"
-    return {
-        "message_id": message_id,
-        "seq": seq,
-        "table_id": table_id,
-        "kind": kind,
-        "produced_at": time.time(),
-        "body": body,
-        "evidence_jpeg": jpeg,
-    }
+    if isinstance(record, Alert):
+        message_id, kind = str(record.id), "alert"
+    else:
+        message_id, kind = f"{record.round_id}:record", "round"
+    return Envelope(
+        message_id=message_id,
+        seq=seq,
+        table_id=table_id,
+        kind=kind,
+        produced_at=time.time(),
+        body=record.model_dump(mode="json"),
+        evidence_jpeg=jpeg,
+    ).model_dump(mode="json")
 
 
 def through_broker(

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from vision.records import SCHEMAS, Alert, RoundRecord, write_schemas
+from paigow.schemas import SCHEMAS, write_schemas
+from vision.records import Alert, RoundRecord
 from vision.synth.round import ground_truth, plan_round
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "docs" / "schemas"

@@ -1,15 +1,9 @@
-"""What the product says about a round: `Alert` and `RoundRecord` (pydantic), and their JSON
-Schemas in `docs/schemas/` for the surveillance room's consumers.
-
-    python3 -m vision.records docs/schemas     # regenerate the schema files
-"""
+"""What the product says about a round: `Alert` and `RoundRecord` (pydantic). Their JSON Schemas
+are in `docs/schemas/` for the surveillance room's consumers (`python3 -m paigow.schemas`)."""
 
 from __future__ import annotations
 
-import json
-import sys
 import uuid
-from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -100,33 +94,3 @@ class RoundRecord(BaseModel):
         default_factory=dict, title="Outcomes by position"
     )
     alerts: list[uuid.UUID] = Field(default_factory=list, title="Alerts raised in this round")
-
-
-SCHEMAS = {"alert": Alert, "round-record": RoundRecord}
-
-
-def write_schemas(folder: Path) -> list[Path]:
-    """The JSON Schema of each record, one file each."""
-    from edge.config import EdgeConfig
-    from edge.messages import Envelope, Health, Status
-    from vision.table import TableConfig
-
-    folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    more = {
-        "table": TableConfig,
-        "edge-config": EdgeConfig,
-        "envelope": Envelope,
-        "status": Status,
-        "health": Health,
-    }
-    for name, model in {**SCHEMAS, **more}.items():
-        path = folder / f"{name}.schema.json"
-        path.write_text(json.dumps(model.model_json_schema(), indent=2) + "\n")
-        written.append(path)
-    return written
-
-
-if __name__ == "__main__":
-    for written in write_schemas(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/schemas")):
-        print(written)
