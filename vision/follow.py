@@ -32,6 +32,8 @@ PLAYER_ZONES = HAND_ZONES[1:]
 MIN_READ = 0.5
 """Labels read with less confidence than this are not counted as seen."""
 STEADY = 3
+CARRIED_STEP = 150.0
+"""Millimetres a carried tile may move between analysed frames and still be the same tile."""
 LATE = 0.0
 """Seconds after a group arrives by which the stacks it emptied must be gone: a block leaves its
 stack before it arrives, so a stack still standing when its group arrives was not taken."""
@@ -123,6 +125,17 @@ class HandWatch:
         return SetHand.of(labels[:cut], labels[cut:])
 
 
+@dataclass(frozen=True)
+class Track:
+    """A face-down tile followed from frame to frame after delivery."""
+
+    xy: NDArray[np.float64]
+    zone: str
+    origin: str
+    """Where it last lay: the zone it is in, or for a tile in transit the one it left."""
+    velocity: NDArray[np.float64]
+
+
 @dataclass
 class Round:
     """What is known so far about the round in progress."""
@@ -180,7 +193,7 @@ class RoundFollower:
         self.to_close = Streak(5)
         self.face_up = Streak(STEADY)
         self.arrivals = {zone: Streak(2) for zone in PLAYER_ZONES}
-        self.emptied = {zone: Streak(5) for zone in PLAYER_ZONES}
+        self.carried: list[Track] = []
 
     # -- per frame -----------------------------------------------------------------------------
 
@@ -220,7 +233,7 @@ class RoundFollower:
             if self.to_setting.update(view.backs.get("stack", 0) == 0 and view.loose == 0, t):
                 self._enter(Phase.SETTING, self.to_setting.since)
         if phase in (Phase.DELIVERY, Phase.SETTING):
-            self._watch_boxes(t, view, out)
+            self._watch_carried(t, view, out)
         if phase == Phase.SETTING and self.to_exposure.update(
             max((view.faces.get(z, 0) for z in HAND_ZONES), default=0) >= 2, t
         ):
@@ -273,7 +286,6 @@ class RoundFollower:
             self.to_close,
             self.face_up,
             *self.arrivals.values(),
-            *self.emptied.values(),
         ):
             streak.count = 0
 
@@ -380,29 +392,56 @@ class RoundFollower:
             still = [p for p in view.stack_xy if any(np.linalg.norm(p - q) < 6.0 for q in previous)]
             self._check_stacks(t, still, out)
 
-    def _watch_boxes(self, t: float, view: View, out: list[Raised]) -> None:
-        """A player's box that was served and then stands empty while tiles are carried across
-        the table: its hand left it (this table's players set their tiles where they lie)."""
+    def _watch_carried(self, t: float, view: View, out: list[Raised]) -> None:
+        """Tiles carried from one player's box into another's after delivery. Face-down tiles
+        are followed from frame to frame (nearest predicted position, one to one, so two hands
+        passing each other keep apart); a tile in transit remembers the zone it was last lying
+        in, and one that lands in another player's box than it left raises the alert. The
+        bank's hand going to the bank area is the dealer's job, not a swap."""
         round_ = self.round
         assert round_ is not None
-        for position in round_.served:
-            if position == self.table.banker:  # the bank's hand goes to the bank area
+        previous = self.carried
+        pairs = sorted(
+            (float(np.linalg.norm(xy - (track.xy + track.velocity))), i, j)
+            for i, (xy, _) in enumerate(view.backs_xy)
+            for j, track in enumerate(previous)
+        )
+        matched: dict[int, Track] = {}
+        taken: set[int] = set()
+        for distance, i, j in pairs:
+            if distance > CARRIED_STEP or i in matched or j in taken:
                 continue
-            zone = f"p{position}"
-            streak = self.emptied[zone]
-            empty = view.backs.get(zone, 0) + view.faces.get(zone, 0) == 0
-            if streak.update(empty, t) and view.loose:
+            matched[i] = previous[j]
+            taken.add(j)
+        banker = f"p{self.table.banker}"
+        current = []
+        for i, (xy, zone) in enumerate(view.backs_xy):
+            before = matched.get(i)
+            origin = zone
+            if zone == "" and before is not None:
+                origin = before.origin if before.zone == "" else before.zone
+            left = before.origin if before is not None and before.zone == "" else ""
+            if (
+                zone in PLAYER_ZONES
+                and left in PLAYER_ZONES
+                and left not in (zone, banker)
+                and int(left[1:]) in round_.served
+            ):
+                a = min(int(left[1:]), int(zone[1:]))
                 self._alert(
                     out,
                     K.HANDS_SWAPPED,
-                    position,
-                    f"position {position}'s tiles stay",
-                    f"position {position}'s tiles carried away",
-                    streak.since,
+                    a,
+                    f"position {a}'s tiles stay at {a}",
+                    f"tiles carried from position {left[1:]} to {zone[1:]}",
+                    t,
                     t,
                     0.8,
                     zone,
                 )
+            velocity = xy - before.xy if before is not None else np.zeros(2)
+            current.append(Track(xy, zone, origin, velocity))
+        self.carried = current
 
     def _first_position(self, position: int, since: float, t: float, out: list[Raised]) -> None:
         round_ = self.round
@@ -449,47 +488,6 @@ class RoundFollower:
                 t,
                 0.8,
                 "stack",
-            )
-
-    def _watch_boxes(self, t: float, view: View, out: list[Raised]) -> None:
-        """A player's box that was served and then stands empty while tiles are carried across
-        the table: its hand left it (this table's players set their tiles where they lie)."""
-        round_ = self.round
-        assert round_ is not None
-        for position in round_.served:
-            if position == self.table.banker:  # the bank's hand goes to the bank area
-                continue
-            zone = f"p{position}"
-            streak = self.emptied[zone]
-            empty = view.backs.get(zone, 0) + view.faces.get(zone, 0) == 0
-            if streak.update(empty, t) and view.loose:
-                self._alert(
-                    out,
-                    K.HANDS_SWAPPED,
-                    position,
-                    f"position {position}'s tiles stay",
-                    f"position {position}'s tiles carried away",
-                    streak.since,
-                    t,
-                    0.8,
-                    zone,
-                )
-
-    def _first_position(self, position: int, since: float, t: float, out: list[Raised]) -> None:
-        round_ = self.round
-        assert round_ is not None
-        round_.first_seen = position
-        if round_.required_first is not None and position != round_.required_first:
-            self._alert(
-                out,
-                K.WRONG_FIRST_POSITION,
-                position,
-                f"position {round_.required_first} first (dice {_dice(round_.dice)})",
-                f"position {position} first",
-                since,
-                t,
-                0.9,
-                f"p{position}",
             )
 
     def _watch_hands(self, t: float, seen: Detections, out: list[Raised]) -> None:
@@ -748,6 +746,7 @@ class View:
     backs: Mapping[str, int]
     faces: Mapping[str, int]
     stack_xy: list[NDArray[np.float64]]
+    backs_xy: list[tuple[NDArray[np.float64], str]]
     dice_read: list[tuple[str, NDArray[np.float64], float]]
 
     @classmethod
@@ -755,7 +754,7 @@ class View:
         scores = seen.label_scores
         backs: Counter[str] = Counter()
         faces: Counter[str] = Counter()
-        stack_xy, dice_read = [], []
+        stack_xy, dice_read, backs_xy = [], [], []
         tiles = dice = loose = hand_tiles = 0
         for i, label in enumerate(seen.labels):
             zone = seen.zones[i]
@@ -770,11 +769,12 @@ class View:
             hand_tiles += zone in HAND_ZONES
             if label == "back":
                 backs[zone] += 1
+                backs_xy.append((seen.table_xy[i], zone))
                 if zone == "stack":
                     stack_xy.append(seen.table_xy[i])
             elif scores[i] >= MIN_READ:
                 faces[zone] += 1
-        return cls(tiles, dice, loose, hand_tiles, backs, faces, stack_xy, dice_read)
+        return cls(tiles, dice, loose, hand_tiles, backs, faces, stack_xy, backs_xy, dice_read)
 
 
 def _aspect(corners: NDArray[np.float64]) -> float:
