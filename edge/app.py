@@ -304,7 +304,7 @@ class EdgeApp:
             self.unstored.pop(0)
         self.courier.wake.set()
 
-    def health(self) -> Health:
+    def health_alarms(self) -> list[Alarm]:
         alarms: list[Alarm] = []
         if self.outbox.disk_low():
             alarms.append("disk-low")
@@ -314,6 +314,10 @@ class EdgeApp:
             alarms.append("camera-lost")
         if self.courier.refused:
             alarms.append("messages-refused")
+        return alarms
+
+    def health(self) -> Health:
+        alarms = self.health_alarms()
         depth = self.outbox.depth()
         self.metrics.outbox.set(depth)
         self.metrics.connected.set(1 if self.transport.connected else 0)

@@ -430,3 +430,30 @@ def test_no_plain_connection_to_the_tls_listener(secure_broker) -> None:  # type
     finally:
         transport.client.loop_stop()
     assert os.environ.get("PAIGOW_MQTT_PASSWORD") is None
+
+
+def test_disk_trouble_is_an_alarm_and_nothing_is_dropped(tmp_path: Path) -> None:
+    from edge.app import EdgeApp
+    from vision.records import Alert
+
+    config = EdgeConfig.load(edge_config(tmp_path, free_port()))
+    starved = config.model_copy(
+        update={"outbox": config.outbox.model_copy(update={"min_free_mb": 1e12})}
+    )
+    app = EdgeApp(starved, transport=MemoryTransport(up=False))
+    assert "disk-low" in app.health().alarms
+    alert = Alert(
+        kind="foreign-tile",
+        severity="critical",
+        table_id="t1",
+        round_id="r1",
+        rules="nz-1998",
+        clause="3.3(a)",
+        confidence=0.9,
+        evidence_time_s=1.0,
+        raised_time_s=1.2,
+    )
+    app.outbox.close()  # the disk refuses every write from now on
+    app._store("alert", alert.model_dump(mode="json"), app.topics["alert"], None)
+    assert len(app.unstored) == 1  # held in memory, not lost
+    assert "outbox-unwritable" in app.health_alarms()
