@@ -236,18 +236,7 @@ class Store:
                     known.add(p.message_id)
                     fresh.append(p)
             if fresh:
-                s.execute(insert(MessageRow), [p.message_row for p in fresh])
-                gaps = self._advance_tables(s, fresh, now)
-                alerts = [p.alert_row for p in fresh if p.alert_row]
-                if alerts:
-                    s.execute(insert(AlertRow), alerts)
-                evidence = [p.evidence_row for p in fresh if p.evidence_row]
-                if evidence:
-                    s.execute(insert(EvidenceRow), evidence)
-                rounds = [p.round_row for p in fresh if p.round_row]
-                if rounds:
-                    s.execute(insert(RoundRow), rounds)
-                    s.execute(insert(HandRow), [h for p in fresh for h in p.hand_rows])
+                gaps = self._insert(s, fresh, now)
                 for p in fresh:
                     results[p.index] = Ingested(True, gaps.get(p.index))
         return [r if r is not None else StoreError("not stored") for r in results]
@@ -329,44 +318,27 @@ class Store:
         return results
 
     def _ingest_one(self, s: Session, envelope: dict[str, Any], now: float) -> Ingested:
-        try:
-            message_id = str(envelope["message_id"])
-            table_id = str(envelope["table_id"])
-            seq = int(envelope["seq"])
-            kind = str(envelope["kind"])
-            body = dict(envelope["body"])
-        except (KeyError, TypeError, ValueError) as error:
-            raise StoreError(f"not a paigow envelope: {error}") from None
-        if kind not in ("alert", "round"):
-            raise StoreError(f"unknown message kind {kind!r}")
-        s.add(
-            MessageRow(
-                message_id=message_id, table_id=table_id, seq=seq, kind=kind, received_at=now
-            )
-        )
-        s.flush()  # a redelivered id fails here, before anything else is written
-        table = s.get(TableRow, table_id)
-        if table is None:
-            table = TableRow(table_id=table_id, site="", last_seq=0)
-            s.add(table)
-        gap = (table.last_seq + 1, seq - 1) if seq > table.last_seq + 1 else None
-        if gap is not None:
-            for number in range(gap[0], gap[1] + 1):
-                s.add(MissingRow(table_id=table_id, seq=number, noticed_at=now, raised=False))
-        elif seq < table.last_seq:  # a late one: no longer missing
-            late = s.get(MissingRow, (table_id, seq))
-            if late is not None and not late.raised:
-                s.delete(late)
-        table.last_seq = max(table.last_seq, seq)
-        try:
-            if kind == "alert":
-                self._add_alert(s, body, now, envelope.get("evidence_jpeg"))
-            else:
-                self._add_round(s, body, now)
-        except (KeyError, TypeError, ValueError) as error:
-            raise StoreError(f"message {message_id}: malformed {kind}: {error}") from None
-        s.flush()
-        return Ingested(True, gap)
+        parsed = _Parsed.of(0, envelope, now)
+        return Ingested(True, self._insert(s, [parsed], now).get(0))
+
+    def _insert(self, s: Session, fresh: list[_Parsed], now: float) -> dict[int, tuple[int, int]]:
+        """Messages not stored before: their ids first (a redelivery fails there), then the
+        tables' sequence numbers, alerts, evidence, rounds and hands; returns the gaps seen."""
+        s.execute(insert(MessageRow), [p.message_row for p in fresh])
+        gaps = self._advance_tables(s, fresh, now)
+        alerts = [p.alert_row for p in fresh if p.alert_row]
+        if alerts:
+            s.execute(insert(AlertRow), alerts)
+        evidence = [p.evidence_row for p in fresh if p.evidence_row]
+        if evidence:
+            s.execute(insert(EvidenceRow), evidence)
+        rounds = [p.round_row for p in fresh if p.round_row]
+        if rounds:
+            s.execute(insert(RoundRow), rounds)
+            hands = [h for p in fresh for h in p.hand_rows]
+            if hands:
+                s.execute(insert(HandRow), hands)
+        return gaps
 
     def raise_gaps(self, grace_s: float, now: float | None = None) -> list[tuple[str, int, int]]:
         """Sequence numbers still missing `grace_s` after they were noticed become
@@ -403,61 +375,6 @@ class Store:
                     row.raised = True
                 raised.append((table_id, first, last))
         return raised
-
-    def _add_alert(self, s: Session, body: dict[str, Any], now: float, jpeg: Any) -> None:
-        alert = AlertRow(
-            id=str(body["id"]),
-            table_id=str(body["table_id"]),
-            round_id=str(body["round_id"]),
-            kind=str(body["kind"]),
-            severity=str(body["severity"]),
-            position=body.get("position"),
-            rules=str(body["rules"]),
-            clause=str(body["clause"]),
-            expected=body.get("expected"),
-            observed=body.get("observed"),
-            confidence=float(body["confidence"]),
-            evidence_time_s=float(body["evidence_time_s"]),
-            received_at=now,
-            status="new",
-        )
-        s.add(alert)
-        if isinstance(jpeg, str):
-            with contextlib.suppress(binascii.Error, ValueError):  # a damaged image must not
-                data = base64.b64decode(jpeg)  # lose the alert itself
-                s.add(EvidenceRow(alert_id=alert.id, jpeg=data, stored_at=now))
-
-    def _add_round(self, s: Session, body: dict[str, Any], now: float) -> None:
-        round_id = str(body["round_id"])
-        s.add(
-            RoundRow(
-                round_id=round_id,
-                table_id=str(body["table_id"]),
-                rules=str(body["rules"]),
-                banker=int(body["banker"]),
-                complete=bool(body.get("complete", True)),
-                dice=list(body.get("dice", [])),
-                cut=str(body.get("cut", "")),
-                first_position=body.get("first_position"),
-                required_first_position=body.get("required_first_position"),
-                received_at=now,
-                record=body,
-            )
-        )
-        s.flush()  # the round before its hands (they refer to it)
-        outcomes = body.get("outcomes", {})
-        for position, hand in body.get("hands", {}).items():
-            s.add(
-                HandRow(
-                    round_id=round_id,
-                    position=int(position),
-                    tiles=hand["tiles"],
-                    high=hand["high"],
-                    low=hand["low"],
-                    house_way=hand.get("house_way"),
-                    outcome=outcomes.get(position),
-                )
-            )
 
     def _add_gap(self, s: Session, table_id: str, gap: tuple[int, int], now: float) -> None:
         first, last = gap

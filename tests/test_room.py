@@ -382,3 +382,15 @@ def test_demo_runs_end_to_end_without_serving(tmp_path: Path) -> None:
     assert {a.kind for a in demo_alerts} == {"wrong-first-position", "house-way-violation"}
     assert all(store.evidence(a.id) for a in demo_alerts)
     assert (tmp_path / "demo" / "report" / "report.pdf").exists()
+
+
+def test_a_conflicting_message_does_not_stop_its_batch(store: Store) -> None:
+    store.ingest(alert_envelope(1, message_id="a1"))
+    clash = alert_envelope(2, message_id="m2")
+    clash["body"]["id"] = "a1"  # a new message claiming an alert id already stored
+    results = store.ingest_many(
+        [alert_envelope(3, message_id="a3"), clash, alert_envelope(4, message_id="a4")]
+    )
+    assert isinstance(results[1], StoreError) and "conflicts" in str(results[1])
+    assert [getattr(r, "stored", None) for r in (results[0], results[2])] == [True, True]
+    assert {a.id for a in store.alerts()} == {"a1", "a3", "a4"}
