@@ -156,6 +156,7 @@ class MqttTransport:
         """Leave cleanly: say `offline` ourselves (the will is only for unclean exits)."""
         if self.connected:
             self.client.publish(self.status_topic, b'{"state":"offline"}', qos=1, retain=True)
+        self._up.clear()  # leaving on purpose: not a lost broker
         self.client.disconnect()
         self.client.loop_stop()
 

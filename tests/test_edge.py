@@ -457,3 +457,34 @@ def test_disk_trouble_is_an_alarm_and_nothing_is_dropped(tmp_path: Path) -> None
     app._store("alert", alert.model_dump(mode="json"), app.topics["alert"], None)
     assert len(app.unstored) == 1  # held in memory, not lost
     assert "outbox-unwritable" in app.health_alarms()
+
+
+def test_a_camera_that_cannot_be_opened_is_reported_lost_and_retried() -> None:
+    from edge.app import Camera
+
+    camera = Camera("rtsp://127.0.0.1:9/none", loop=False, backoff_cap=0.2)
+    stop = threading.Event()
+    worker = threading.Thread(target=camera.run, args=(stop,), daemon=True)
+    worker.start()
+    deadline = time.monotonic() + 20
+    while camera.state != "lost" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stop.set()
+    worker.join(20)
+    assert camera.state == "lost" and camera.latest(timeout=0.01) is None
+
+
+def test_analysis_takes_the_newest_frame(tmp_path: Path) -> None:
+    from edge.app import Camera
+
+    camera = Camera(str(ROUND / "round.mp4"), loop=False, backoff_cap=1.0, speed=20.0)
+    stop = threading.Event()
+    worker = threading.Thread(target=camera.run, args=(stop,), daemon=True)
+    worker.start()
+    time.sleep(0.6)  # frames keep coming while nobody takes them
+    read_so_far = camera.frames_read
+    frame = camera.latest(timeout=5)
+    stop.set()
+    worker.join(10)
+    assert frame is not None and read_so_far > 5
+    assert frame.video_s >= (read_so_far - 2) / 10  # the newest, not the first one read
