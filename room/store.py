@@ -496,15 +496,7 @@ class Store:
                 s.add(UserRow(username=username, password_hash=hashed, role=role))
             else:
                 existing.password_hash, existing.role = hashed, role
-            s.add(
-                AuditRow(
-                    at=time.time(),
-                    username=by,
-                    action="user-set",
-                    alert_id=None,
-                    note=f"{username} as {role}",
-                )
-            )
+            _audit(s, by, "user-set", f"{username} as {role}")
 
     def check_login(self, username: str, password: str) -> str | None:
         """The user's role if the password is right, else None."""
@@ -522,9 +514,7 @@ class Store:
     def record(self, username: str, action: str, note: str = "") -> None:
         """An entry in the audit log that concerns no alert (a login, say)."""
         with self.session() as s:
-            s.add(
-                AuditRow(at=time.time(), username=username, action=action, alert_id=None, note=note)
-            )
+            _audit(s, username, action, note)
 
     def act(self, alert_id: str, action: str, username: str, note: str) -> AlertRow:
         """A reviewer's decision on an alert, written to the audit log in the same commit."""
@@ -535,15 +525,7 @@ class Store:
             if alert is None:
                 raise StoreError(f"no alert {alert_id!r}")
             alert.status = ACTIONS[action]
-            s.add(
-                AuditRow(
-                    at=time.time(),
-                    username=username,
-                    action=action,
-                    alert_id=alert_id,
-                    note=note.strip()[:2000],
-                )
-            )
+            _audit(s, username, action, note.strip()[:2000], alert_id)
         return alert
 
     # -- retention -----------------------------------------------------------------------------
@@ -557,16 +539,15 @@ class Store:
             )
             for alert_id in old:
                 s.delete(s.get(EvidenceRow, alert_id))
-            s.add(
-                AuditRow(
-                    at=time.time(),
-                    username=by,
-                    action="retention",
-                    alert_id=None,
-                    note=f"deleted {len(old)} evidence images older than {days:g} days",
-                )
+            _audit(
+                s, by, "retention", f"deleted {len(old)} evidence images older than {days:g} days"
             )
         return len(old)
+
+
+def _audit(s: Session, username: str, action: str, note: str, alert_id: str | None = None) -> None:
+    """One entry in the append-only audit log, in the caller's transaction."""
+    s.add(AuditRow(at=time.time(), username=username, action=action, alert_id=alert_id, note=note))
 
 
 def _sqlite_pragmas(connection: Any, record: Any) -> None:
