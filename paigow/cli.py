@@ -355,20 +355,20 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise UsageError("training needs the [train] extra: see README (torch, then ultralytics)")
     from vision.train import prepare_detector, prepare_reader, train_detector, train_reader
 
-    data = Path(args.data)
-    if not (data / "annotations.jsonl").exists():
-        raise UsageError(f"{data} is not a `paigow synth dataset` folder (no annotations.jsonl)")
+    datasets = [Path(d) for d in args.data]
+    for data in datasets:
+        if not (data / "annotations.jsonl").exists():
+            raise UsageError(f"{data} is not a `paigow synth dataset` folder (no annotations)")
     out = Path(args.out)
     if args.stage in ("detector", "both"):
         weights = Path(args.weights) if args.weights else None
         if weights and not weights.is_file():
             raise UsageError(f"no checkpoint at {weights}")
-        onnx = train_detector(
-            prepare_detector(data), out, args.epochs, args.imgsz, args.hours, weights=weights
-        )
+        prepared = prepare_detector(datasets, out)
+        onnx = train_detector(prepared, out, args.epochs, args.imgsz, args.hours, weights=weights)
         print(f"detector: {onnx}")
     if args.stage in ("reader", "both"):
-        onnx = train_reader(prepare_reader(data), out, args.reader_epochs)
+        onnx = train_reader(prepare_reader(datasets[0]), out, args.reader_epochs)
         print(f"reader: {onnx}")
     return 0
 
@@ -740,9 +740,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--store", default="paigow-room.sqlite", help=store_help)
 
     sub = command("train", cmd_train, "Train the detector and reader (needs the [train] extra).")
-    sub.add_argument("--data", required=True, help="a `paigow synth dataset` folder")
+    sub.add_argument("--data", required=True, nargs="+", help="`paigow synth dataset` folders")
     sub.add_argument("--epochs", type=int, default=30, help="detector epochs")
-    sub.add_argument("--imgsz", type=int, default=640, help="detector input size")
+    sub.add_argument("--imgsz", type=int, default=320, help="detector training crop size")
     sub.add_argument("--hours", type=float, help="stop the detector after this many hours")
     sub.add_argument("--weights", help="start the detector from this checkpoint (.pt)")
     sub.add_argument("--reader-epochs", type=int, default=12)

@@ -192,7 +192,7 @@ def test_the_full_report_renders_from_an_evaluation() -> None:
         "test_set": "fixture images", "ms_per_frame": {"1920x1080": 80.0},
         "design": {"share_with_aabb_iou_over_0.5": 0.0, "share_with_obb_iou_over_0.5": 0.0,
                    "tile_width_px_median": 22.0, "tile_length_px_median": 55.0,
-                   "read_accuracy_native_crops": 1.0, "read_accuracy_crops_at_one_third_scale": 1.0,
+                   "read_accuracy_native_crops": 1.0, "read_accuracy_crops_at_detector_scale": 1.0,
                    "tiles_read": 10},
         "fully_visible": {"tiles": 1.0, "tiles_n": 10, "dice": 1.0, "dice_n": 2,
                           "partial_tiles": 1.0, "partial_tiles_n": 1},

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from tqdm import tqdm
 
 from vision.detections import Detections
-from vision.detector import MODELS, Detector, Reader
+from vision.detector import DETECTOR_SCALE, MODELS, Detector, Reader
 from vision.synth.dataset import render_sample
 from vision.synth.labels import CLASSES
 
@@ -74,6 +74,7 @@ def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None =
     confusion = np.zeros((len(CLASSES) + 1, len(CLASSES) + 1), int)  # last: missed / spurious
     faces = {"total": 0, "right": 0, "found": 0}
     dice = {"total": 0, "right": 0, "found": 0}
+    still = {"faces": [0, 0], "dice": [0, 0]}  # (right, total) in frames without motion blur
     timings = []
     for entry in tqdm(entries, desc="evaluating", unit="img"):
         image = cv2.imread(str(data / entry["image"]))
@@ -117,6 +118,10 @@ def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None =
                 bucket["total"] += 1
                 bucket["found"] += int(ok)
                 bucket["right"] += int(ok and found.labels[i] == t["label"])
+                if _still(entry, t):
+                    key = "faces" if bucket is faces else "dice"
+                    still[key][0] += int(ok and found.labels[i] == t["label"])
+                    still[key][1] += 1
         for i in set(range(len(found))) - matched_pred:
             confusion[-1, CLASSES.index(found.labels[i])] += 1
     aps = {c: [average_precision(*per_class[c][t], positives[c]) for t in IOU_THRESHOLDS]
@@ -141,6 +146,10 @@ def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None =
         "dice_found": dice["found"] / max(dice["total"], 1),
         "dice_read_given_found": dice["right"] / max(dice["found"], 1),
         "dice": dice["total"],
+        "tile_face_accuracy_still": still["faces"][0] / max(still["faces"][1], 1),
+        "tile_faces_still": still["faces"][1],
+        "dice_accuracy_still": still["dice"][0] / max(still["dice"][1], 1),
+        "dice_still": still["dice"][1],
         "ms_per_frame_in_eval": 1000 * float(np.median(timings)),
         "per_class": table,
         "confusion": confusion.tolist(),
@@ -203,6 +212,12 @@ def design_measurements(data: Path) -> dict[str, float]:
         "tile_width_px_median": float(np.median(widths)) if widths else 0.0,
         "tile_length_px_median": float(np.median(lengths)) if lengths else 0.0,
     }
+
+
+def _still(entry: dict, obj: dict) -> bool:  # type: ignore[type-arg]
+    """A sharp frame (no camera shake) and, for a die, lying flat: a cocked die has no value to
+    read (the rules call for a re-roll) and a shaken frame smears a 13-px die's pips together."""
+    return entry.get("motion_blur", 0) == 0 and obj["tags"].get("flat", True) is not False
 
 
 def _fully_visible_face(obj: dict) -> bool:  # type: ignore[type-arg]
@@ -287,7 +302,7 @@ Where the misses come from:
   backs and dice apart; the reader reads each rectified 64 x 64 crop cut from the full-resolution
   frame. On ground-truth boxes the reader gets {100 * d["read_accuracy_native_crops"]:.2f}% of
   {d["tiles_read"]} face-up tiles right from full-resolution crops and
-  {100 * d["read_accuracy_crops_at_one_third_scale"]:.2f}% from crops of the frame at the
+  {100 * d["read_accuracy_crops_at_detector_scale"]:.2f}% from crops of the frame at the
   detector's scale.
 
 ## Speed (onnxruntime, 2 threads, detector + reader, one full-table frame)
@@ -355,7 +370,7 @@ full-table frame, and most errors are neighbouring pip counts (see the confusion
   detector sees it at a third of that. The reader therefore reads crops cut from the
   full-resolution frame: of {d["tiles_read"]} fully visible face-up tiles it reads
   {100 * d["read_accuracy_native_crops"]:.2f}% right from full-resolution crops and
-  {100 * d["read_accuracy_crops_at_one_third_scale"]:.2f}% from crops of the frame at the
+  {100 * d["read_accuracy_crops_at_detector_scale"]:.2f}% from crops of the frame at the
   detector's scale. Cutting crops costs about {m["crop_ms"]:.1f} ms a frame, so the reader keeps
   the full resolution even where synthetic pips survive the downscale: a real camera's noise and
   focus will leave less margin than rendered pips do.
@@ -386,7 +401,7 @@ def reader_on_truth(data: Path, reader: Reader) -> dict:  # type: ignore[type-ar
         return [reader.names[int(p.argmax())] for p in probs]
 
     confusion = np.zeros((len(CLASSES) + 1, len(CLASSES) + 1), int)
-    buckets = {"tiles": [0, 0], "dice": [0, 0], "partial_tiles": [0, 0]}
+    buckets = {"tiles": [0, 0], "dice": [0, 0], "partial_tiles": [0, 0], "dice_still": [0, 0]}
     right = total = native_right = scaled_right = full_tiles = 0
     crop_times, read_times, batch = [], [], 0
     for line in (data / "annotations.jsonl").read_text().splitlines():
@@ -415,9 +430,13 @@ def reader_on_truth(data: Path, reader: Reader) -> dict:  # type: ignore[type-ar
             key = "dice" if die else "tiles" if obj["visible"] >= 0.9 else "partial_tiles"
             buckets[key][0] += label == obj["label"]
             buckets[key][1] += 1
+            if die and _still(entry, obj):
+                buckets["dice_still"][0] += label == obj["label"]
+                buckets["dice_still"][1] += 1
         faces = [i for i, o in enumerate(objs) if _fully_visible_face(o)]
-        if faces:  # the same tiles cut from the frame at the detector's scale (a third)
-            small = cv2.resize(image, None, fx=1 / 3, fy=1 / 3, interpolation=cv2.INTER_AREA)
+        if faces:  # the same tiles cut from the frame at the detector's scale
+            small = cv2.resize(image, None, fx=DETECTOR_SCALE, fy=DETECTOR_SCALE,
+                               interpolation=cv2.INTER_AREA)  # fmt: skip
             coarse = cv2.resize(
                 small, (image.shape[1], image.shape[0]), interpolation=cv2.INTER_LINEAR
             )
@@ -437,7 +456,7 @@ def reader_on_truth(data: Path, reader: Reader) -> dict:  # type: ignore[type-ar
         "fully_visible": fully_visible,
         "scale": {
             "read_accuracy_native_crops": native_right / max(full_tiles, 1),
-            "read_accuracy_crops_at_one_third_scale": scaled_right / max(full_tiles, 1),
+            "read_accuracy_crops_at_detector_scale": scaled_right / max(full_tiles, 1),
             "tiles_read": full_tiles,
         },
     }  # fmt: skip

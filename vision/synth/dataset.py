@@ -38,6 +38,8 @@ class Sample:
     rendering: Rendering
     jpeg_quality: int
     resolution: tuple[int, int]
+    motion_blur: int
+    """Length of the whole frame's motion blur in pixels (a shaken camera), 0 when sharp."""
 
 
 @lru_cache(maxsize=CLOTHS)
@@ -77,9 +79,10 @@ def render_sample(
         renderer = Renderer(camera, _cloth(styles[int(rng.integers(len(styles)))]), LAYOUT)
     else:
         renderer = _renderer(seed, index // IMAGES_PER_CAMERA, resolution)
-    rendering = renderer.render(things, Look.random(rng), rng)
+    look = Look.random(rng)
+    rendering = renderer.render(things, look, rng)
     width, height = renderer.camera.width, renderer.camera.height
-    return Sample(rendering, int(rng.integers(60, 96)), (width, height))
+    return Sample(rendering, int(rng.integers(60, 96)), (width, height), look.blur)
 
 
 def yolo_lines(rendering: Rendering, width: int, height: int) -> tuple[list[str], list[str]]:
@@ -163,6 +166,7 @@ def write_dataset(
                         "split": split,
                         "width": width,
                         "height": height,
+                        "motion_blur": sample.motion_blur,
                         "objects": objects,
                     }
                 )

@@ -1,0 +1,75 @@
+"""Training data preparation: what the detector learns from must match what it will see."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.detector import DETECTOR_SCALE
+from vision.train import DETECTOR_CROP, _crop_origins, _inside, prepare_detector
+
+IMAGES = Path(__file__).parent / "fixtures" / "images"
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "origins"),
+    [
+        (960, 540, [(0, 0), (320, 0), (640, 0), (0, 220), (320, 220), (640, 220)]),
+        (640, 360, [(0, 0), (320, 0), (0, 40), (320, 40)]),
+        (320, 320, [(0, 0)]),
+        (200, 100, [(0, 0)]),
+    ],
+)
+def test_crops_cover_the_frame(width: int, height: int, origins: list[tuple[int, int]]) -> None:
+    assert _crop_origins(width, height) == origins
+
+
+def box(x: float, y: float, w: float = 20, h: float = 50) -> np.ndarray:
+    return np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], np.float64)
+
+
+@pytest.mark.parametrize(
+    ("corners", "expected"),
+    [
+        (box(100, 100), box(100, 100) / DETECTOR_CROP),  # wholly inside: unchanged
+        (box(-8, 100), box(0, 100, 12, 50) / DETECTOR_CROP),  # 60% inside: the inside part
+        (box(310, 290), None),  # 10 x 30 of 20 x 50 inside (30%): dropped
+        (box(400, 100), None),  # outside
+    ],
+)
+def test_an_object_cut_by_a_crop_edge_keeps_its_inside_part(
+    corners: np.ndarray, expected: np.ndarray | None
+) -> None:
+    got = _inside(corners)
+    if expected is None:
+        assert got is None
+    else:
+        assert got is not None
+        for point in expected:  # the same four corners, in any order
+            assert np.abs(got - point).sum(1).min() < 1e-5
+
+
+def test_detector_crops_carry_every_whole_object_at_the_detectors_scale(tmp_path: Path) -> None:
+    data_yaml = prepare_detector([IMAGES], tmp_path)
+    root = data_yaml.parent
+    assert f"path: {root.resolve()}" in data_yaml.read_text()
+    entries = [json.loads(x) for x in (IMAGES / "annotations.jsonl").read_text().splitlines()]
+    crops = sorted((root / "images" / "train").glob("*.jpg"))
+    assert len(crops) == 4 * len(entries)  # 1280x720 at half size: 2 x 2 crops each
+    for entry in entries:
+        stem = f"images-{Path(entry['image']).stem}"
+        whole = [o for o in entry["objects"] if o["labelled"]]
+        for x, y in _crop_origins(640, 360):
+            image = cv2.imread(str(root / "images" / "train" / f"{stem}-{x}-{y}.jpg"))
+            assert image.shape == (DETECTOR_CROP, DETECTOR_CROP, 3)
+            lines = (root / "labels" / "train" / f"{stem}-{x}-{y}.txt").read_text().split("\n")
+            labelled = [np.array(v.split()[1:], float).reshape(4, 2) for v in lines if v]
+            for obj in whole:
+                corners = np.asarray(obj["corners"]) * DETECTOR_SCALE - [x, y]
+                if (corners >= 0).all() and (corners <= DETECTOR_CROP).all():
+                    expected = corners / DETECTOR_CROP
+                    assert any(np.allclose(b, expected, atol=1e-5) for b in labelled), obj
