@@ -368,7 +368,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         onnx = train_detector(prepared, out, args.epochs, args.imgsz, args.hours, weights=weights)
         print(f"detector: {onnx}")
     if args.stage in ("reader", "both"):
-        onnx = train_reader(prepare_reader(datasets[0]), out, args.reader_epochs)
+        onnx = train_reader(prepare_reader(datasets, out), out, args.reader_epochs)
         print(f"reader: {onnx}")
     return 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.crops import CROP, canonical, rectify
+from vision.crops import CROP, canonical, cut
 from vision.detections import Detections
 from vision.detector import Detector, Reader
 from vision.evaluate import polygon_iou
@@ -35,7 +36,35 @@ def test_canonical_corners_put_the_long_side_vertical() -> None:
     ordered = canonical(wide)
     assert np.linalg.norm(ordered[1] - ordered[0]) < np.linalg.norm(ordered[2] - ordered[1])
     image = np.zeros((100, 100, 3), np.uint8)
-    assert rectify(image, wide).shape == (CROP, CROP, 3)
+    assert cut(image, wide, die=False).shape == (CROP, CROP, 3)
+
+
+def test_a_die_crop_does_not_depend_on_its_boxs_turn() -> None:
+    """A square's oriented box has no long side to say how it is turned: the crop ignores it."""
+    image = cv2.imread(str(FRAME))
+    die = np.asarray(
+        next(o for o in TRUTH["objects"] if o["labelled"] and o["label"].startswith("die-"))[
+            "corners"
+        ]
+    )
+    centre = die.mean(0)
+    turn = np.radians(40)
+    rot = np.array([[np.cos(turn), -np.sin(turn)], [np.sin(turn), np.cos(turn)]])
+    turned = (die - centre) @ rot.T + centre
+    a, b = cut(image, die, die=True), cut(image, turned, die=True)
+    assert np.abs(a.astype(int) - b.astype(int)).mean() < 2
+
+
+def test_boxes_are_jittered_as_the_detector_errs() -> None:
+    from vision.train import jitter
+
+    rng = np.random.default_rng(0)
+    tile = np.array([[100, 100], [122, 100], [122, 154], [100, 154]], float)
+    moved = np.array([jitter(tile, rng, die=False) for _ in range(2000)])
+    shift = np.linalg.norm(moved.mean(1) - tile.mean(0), axis=1) / 22
+    assert 0.08 < np.median(shift) < 0.2  # the detector's median: 0.11 of the width
+    sides = np.sort(np.linalg.norm(np.roll(moved, -1, 1) - moved, axis=2), axis=1)
+    assert np.allclose(np.median(sides[:, ::2], axis=0), [22, 54], rtol=0.05)
 
 
 @pytest.fixture(scope="module")
@@ -45,12 +74,12 @@ def found() -> Detections:
 
 
 def matched(found: Detections, kind: str) -> tuple[int, int, int]:
-    """(ground-truth objects of this kind, found at IoU >= 0.5, read right)."""
-    truth = [o for o in TRUTH["objects"] if o["labelled"]]
+    """(objects of this kind at least 90% in view, found at IoU >= 0.5, read right)."""
+    truth = [o for o in TRUTH["objects"] if o["labelled"] and o["visible"] >= 0.9]
     if kind == "face":
         truth = [o for o in truth if o["label"] != "back" and not o["label"].startswith("die")]
     else:
-        truth = [o for o in truth if o["label"] == kind or o["label"].startswith(kind)]
+        truth = [o for o in truth if o["label"].startswith(kind)]
     hit = right = 0
     for obj in truth:
         ious = [polygon_iou(c, np.asarray(obj["corners"])) for c in found.corners]
@@ -58,6 +87,22 @@ def matched(found: Detections, kind: str) -> tuple[int, int, int]:
             hit += 1
             right += found.labels[int(np.argmax(ious))] == obj["label"]
     return len(truth), hit, right
+
+
+def test_the_shipped_models_find_and_read_most_of_the_fixture_frame(found: Detections) -> None:
+    """A floor under the CPU-trained detector on a crowded frame from a seed never trained on
+    (measured: 20 of 28 fully visible face-up tiles found, 17 read right; 1 of 3 dice)."""
+    faces, hit, right = matched(found, "face")
+    assert faces == 28 and hit >= 20 and right >= 17
+    dice, hit, right = matched(found, "die-")
+    assert dice == 3 and right >= 1
+
+
+@pytest.mark.xfail(strict=True, reason="issue #4's target; the CPU-trained detector misses it")
+def test_the_shipped_models_find_and_read_every_fully_visible_object(found: Detections) -> None:
+    for kind in ("face", "die-"):
+        total, hit, right = matched(found, kind)
+        assert hit == right == total, (kind, total, hit, right)
 
 
 def test_the_reader_reads_every_fully_visible_object_of_the_fixture_frame() -> None:
@@ -124,8 +169,9 @@ def test_detector_decodes_letterboxes_and_suppresses_duplicates(tmp_path: Path) 
 
 
 def test_detect_without_a_detector_model_says_so(tmp_path: Path) -> None:
+    env = {**os.environ, "PAIGOW_MODELS": str(tmp_path)}
     run = subprocess.run([sys.executable, "-m", "paigow.cli", "detect", str(FRAME)],
-                         capture_output=True, text=True, check=False)  # fmt: skip
+                         capture_output=True, text=True, check=False, env=env)  # fmt: skip
     assert run.returncode == 2
     assert "detector.onnx" in run.stderr and "Traceback" not in run.stderr
 
@@ -184,6 +230,26 @@ def test_evaluation_counts_missed_objects() -> None:
     assert 0.3 < result["map50"] < 0.7
 
 
+def test_still_frames_leave_out_camera_shake_and_cocked_dice(tmp_path: Path) -> None:
+    from vision.evaluate import evaluate
+
+    entries = [json.loads(x) for x in (IMAGES / "annotations.jsonl").read_text().splitlines()]
+    shaken = entries[0]
+    shaken["motion_blur"] = 4
+    for entry in entries[1:]:
+        for obj in entry["objects"]:
+            if obj["label"].startswith("die-"):
+                obj["tags"]["flat"] = False
+    (tmp_path / "annotations.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
+    (tmp_path / "images").symlink_to(IMAGES / "images")
+    result = evaluate(tmp_path, TruthDetector(tmp_path), TruthReader(tmp_path))  # type: ignore[arg-type]
+    in_shaken = [o for o in shaken["objects"] if o["labelled"]]
+    faces = sum(o["label"] != "back" and not o["label"].startswith("die-") for o in in_shaken)
+    flat_dice = sum(o["label"].startswith("die-") for o in in_shaken)
+    assert result["tile_faces_still"] == result["tile_faces"] - faces
+    assert result["dice_still"] == 0 and result["dice"] > flat_dice
+
+
 def test_the_full_report_renders_from_an_evaluation() -> None:
     from vision.evaluate import evaluate, report
 
@@ -195,7 +261,8 @@ def test_the_full_report_renders_from_an_evaluation() -> None:
                    "read_accuracy_native_crops": 1.0, "read_accuracy_crops_at_detector_scale": 1.0,
                    "tiles_read": 10},
         "fully_visible": {"tiles": 1.0, "tiles_n": 10, "dice": 1.0, "dice_n": 2,
-                          "partial_tiles": 1.0, "partial_tiles_n": 1},
+                          "partial_tiles": 1.0, "partial_tiles_n": 1, "dice_still": 1.0,
+                          "dice_still_n": 2},
         "crop_ms": 1.0,
     }  # fmt: skip
     text = report(result)

@@ -18,7 +18,7 @@ import numpy as np
 import onnxruntime as ort
 from numpy.typing import NDArray
 
-from vision.crops import CROP, rectify
+from vision.crops import CROP, cut
 from vision.detections import Detections
 
 MODELS = Path(os.environ.get("PAIGOW_MODELS", Path(__file__).resolve().parents[1] / "models"))
@@ -102,7 +102,10 @@ class Reader:
         back box becomes a face or `back` (the reader sees pips better), a die box a die value."""
         if not len(detections):
             return detections
-        crops = [rectify(image, c) for c in detections.corners]
+        crops = [
+            cut(image, c, kind == "die")
+            for c, kind in zip(detections.corners, detections.labels, strict=True)
+        ]
         blob = cv2.dnn.blobFromImages(crops, 1 / 255, (CROP, CROP), swapRB=True)
         probs = self.session.run(None, {self.input.name: blob})[0]
         labels, confidence = [], []

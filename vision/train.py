@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 from tqdm import tqdm
 
-from vision.crops import CROP, rectify
+from vision.crops import CROP, canonical, cut
 from vision.detector import DETECTOR_CLASSES, DETECTOR_INPUT, DETECTOR_SCALE
 from vision.synth.labels import CLASSES
 
@@ -104,14 +104,20 @@ def _inside(corners: np.ndarray) -> np.ndarray | None:
     return np.clip(np.asarray(box) / DETECTOR_CROP, 0, 1)  # type: ignore[no-any-return]
 
 
-def prepare_reader(data: Path, per_class: int = 1500, seed: int = 0) -> Path:
-    """Rectified crops of every labelled object, in the class folders ultralytics reads, with
-    the corner jitter a detector's boxes have. Backs are capped like any other class."""
-    root = data / f"reader-{per_class}"
+DIE_COPIES = 2
+"""Dice are scarce (three a scene, when in view): each gives the reader two differently moved
+boxes."""
+
+
+def prepare_reader(datasets: list[Path], out: Path, per_class: int = 1500, seed: int = 0) -> Path:
+    """Crops of every labelled object, in the class folders ultralytics reads, from boxes moved
+    as the detector's are. Backs are capped like any other class."""
+    root = out / "reader-data"
     shutil.rmtree(root, ignore_errors=True)
     rng = np.random.default_rng(seed)
     counts: dict[str, Counter[str]] = {"train": Counter(), "val": Counter()}
-    for entry in tqdm(_annotations(data), desc="crops", unit="img"):
+    entries = [(data, e) for data in datasets for e in _annotations(data)]
+    for data, entry in tqdm(entries, desc="reader crops", unit="img"):
         split = entry["split"]
         cap = per_class if split == "train" else per_class // 5
         wanted = [o for o in entry["objects"] if o["labelled"] and counts[split][o["label"]] < cap]
@@ -119,27 +125,37 @@ def prepare_reader(data: Path, per_class: int = 1500, seed: int = 0) -> Path:
             continue
         image = cv2.imread(str(data / entry["image"]))
         for index, obj in enumerate(wanted):
-            corners = jitter(np.asarray(obj["corners"], dtype=np.float64), rng)
-            crop = rectify(image, corners)
+            die = obj["label"].startswith("die-")
             folder = root / split / obj["label"]
             folder.mkdir(parents=True, exist_ok=True)
-            cv2.imwrite(str(folder / f"{Path(entry['image']).stem}_{index}.png"), crop)
-            counts[split][obj["label"]] += 1
+            for copy in range(DIE_COPIES if die else 1):
+                corners = jitter(np.asarray(obj["corners"], dtype=np.float64), rng, die)
+                name = f"{data.name}-{Path(entry['image']).stem}_{index}_{copy}.png"
+                cv2.imwrite(str(folder / name), cut(image, corners, die))
+                counts[split][obj["label"]] += 1
     for split in ("train", "val"):  # every class needs a folder, even if empty
         for label in CLASSES:
             (root / split / label).mkdir(parents=True, exist_ok=True)
     return root
 
 
-def jitter(corners: np.ndarray, rng: np.random.Generator, amount: float = 0.06) -> np.ndarray:
-    """Move the corners as a detector's box would: shift, scale, turn a little; any start."""
+def jitter(corners: np.ndarray, rng: np.random.Generator, die: bool) -> np.ndarray:
+    """Move a true box as the detector's boxes move (`vision.crops` has the measurements):
+    a tile's by a tenth of its width, a few percent in size and a few degrees; a die's by a
+    quarter of its side and up to half its size again. Any starting corner."""
     centre = corners.mean(0)
-    size = np.linalg.norm(corners[1] - corners[0]) + np.linalg.norm(corners[2] - corners[1])
-    angle = rng.normal(0, 0.04)
+    short = min(np.linalg.norm(corners[1] - corners[0]), np.linalg.norm(corners[2] - corners[1]))
+    if die:
+        shift, scale, turn = rng.normal(0, 0.2 * short, 2), rng.uniform(0.9, 1.45, 2), 0.0
+    else:
+        shift, scale, turn = rng.normal(0, 0.12 * short, 2), rng.normal(1, 0.07, 2), 0.09
+    angle = rng.normal(0, turn)
     rot = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
-    scale = 1 + rng.normal(0, amount / 2)
-    moved = (corners - centre) @ rot.T * scale + centre + rng.normal(0, amount * size / 4, 2)
-    moved += rng.normal(0, amount * size / 12, moved.shape)
+    axes = canonical(corners) - centre  # scale the short and the long side apart
+    u = (axes[1] - axes[0]) / max(np.linalg.norm(axes[1] - axes[0]), 1e-9)
+    v = np.array([-u[1], u[0]])
+    local = np.stack([axes @ u * scale[0], axes @ v * scale[1]], axis=1)
+    moved = (local[:, :1] * u + local[:, 1:] * v) @ rot.T + centre + shift
     return np.roll(moved, int(rng.integers(4)), axis=0)
 
 
