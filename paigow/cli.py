@@ -327,9 +327,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
     from vision.detector import MODELS, Detector, Reader
 
     if not (MODELS / "detector.onnx").exists():
-        raise UsageError(
-            "models/detector.onnx is not shipped yet (the reader is): see docs/detector.md"
-        )
+        raise UsageError(f"{MODELS / 'detector.onnx'} is missing (set PAIGOW_MODELS?)")
     image = cv2.imread(args.image)
     if image is None:
         raise UsageError(f"cannot read an image from {args.image!r}")

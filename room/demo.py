@@ -5,8 +5,9 @@ fixture rounds are followed as a table box would (calibrated from their first fr
 follower, alerts with evidence) and their alerts arrive on the live board. With `--broker` the
 rounds go through the real path instead: each box's outbox and MQTT, then `paigow ingest`.
 
-The detector is not shipped yet (docs/detector.md), so the demo reads the fixture rounds'
-simulator labels in place of the detector and reader; everything after detection is real.
+The shipped detector is still below its accuracy targets (docs/detector.md), so the demo reads
+the fixture rounds' simulator labels in place of the models; everything after detection is
+real.
 """
 
 from __future__ import annotations
