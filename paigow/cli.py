@@ -363,7 +363,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         if weights and not weights.is_file():
             raise UsageError(f"no checkpoint at {weights}")
         prepared = prepare_detector(datasets, out)
-        onnx = train_detector(prepared, out, args.epochs, args.imgsz, args.hours, weights=weights)
+        onnx = train_detector(prepared, out, args.epochs, args.hours, weights=weights)
         print(f"detector: {onnx}")
     if args.stage in ("reader", "both"):
         onnx = train_reader(prepare_reader(datasets, out), out, args.reader_epochs)
@@ -740,7 +740,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command("train", cmd_train, "Train the detector and reader (needs the [train] extra).")
     sub.add_argument("--data", required=True, nargs="+", help="`paigow synth dataset` folders")
     sub.add_argument("--epochs", type=int, default=30, help="detector epochs")
-    sub.add_argument("--imgsz", type=int, default=320, help="detector training crop size")
     sub.add_argument("--hours", type=float, help="stop the detector after this many hours")
     sub.add_argument("--weights", help="start the detector from this checkpoint (.pt)")
     sub.add_argument("--reader-epochs", type=int, default=12)

@@ -168,12 +168,12 @@ def _yolo() -> type:
     return YOLO  # type: ignore[no-any-return]
 
 
-def train_detector(data_yaml: Path, out: Path, epochs: int, imgsz: int, hours: float | None,
+def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
                    batch: int = 16, weights: Path | None = None) -> Path:  # fmt: skip
     """From scratch, or on from an earlier run's checkpoint (CPU runs are short and resumed)."""
     yolo = _yolo()(str(weights) if weights else "yolo11n-obb.yaml")
     out = out.resolve()  # ultralytics puts a relative project under its own runs folder
-    yolo.train(data=str(data_yaml), epochs=epochs, imgsz=imgsz, batch=batch, workers=2,
+    yolo.train(data=str(data_yaml), epochs=epochs, imgsz=DETECTOR_CROP, batch=batch, workers=2,
                device="cpu", project=str(out), name="detector", exist_ok=True,
                pretrained=str(weights) if weights else False,
                amp=False, plots=False, time=hours, degrees=180, fliplr=0.5, flipud=0.5,
