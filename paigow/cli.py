@@ -365,10 +365,34 @@ def cmd_train(args: argparse.Namespace) -> int:
         prepared = prepare_detector(datasets, out)
         onnx = train_detector(prepared, out, args.epochs, args.hours, weights=weights)
         print(f"detector: {onnx}")
+        print(f"detector, 8-bit: {_quantize(onnx, datasets, onnx.with_name('detector-int8.onnx'))}")
     if args.stage in ("reader", "both"):
         onnx = train_reader(prepare_reader(datasets, out), out, args.reader_epochs)
         print(f"reader: {onnx}")
     return 0
+
+
+def cmd_quantize(args: argparse.Namespace) -> int:
+    model = Path(args.model)
+    if not model.is_file():
+        raise UsageError(f"no model at {model}")
+    datasets = [Path(d) for d in args.data]
+    print(f"detector, 8-bit: {_quantize(model, datasets, Path(args.out), args.frames)}")
+    return 0
+
+
+def _quantize(model: Path, datasets: list[Path], out: Path, frames: int = 40) -> Path:
+    import importlib.util
+
+    if importlib.util.find_spec("onnx") is None:
+        raise UsageError("quantising needs the onnx package: pip install -e '.[train]'")
+    from vision.quantize import calibration_frames, quantize_detector
+
+    try:
+        quantize_detector(model, out, calibration_frames(datasets, frames))
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    return out
 
 
 def _points(text: str) -> list[tuple[float, float]]:
@@ -745,6 +769,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--reader-epochs", type=int, default=12)
     sub.add_argument("--stage", choices=("detector", "reader", "both"), default="both")
     sub.add_argument("--out", default="runs", help="where training runs go (never committed)")
+
+    sub = command("quantize", cmd_quantize, "Quantise an exported detector to 8 bits (needs onnx).")
+    sub.add_argument("model", help="the float detector, as `paigow train` exports it")
+    sub.add_argument("--data", required=True, nargs="+", help="training data sets to calibrate on")
+    sub.add_argument("--frames", type=int, default=40, help="calibration frames")
+    sub.add_argument("--out", default="models/detector.onnx")
 
     command("rulesets", cmd_rulesets, "List the rule books.")
     sub = command("cuts", cmd_cuts, "List the cuts (those a rule book names, with --rules).")

@@ -46,6 +46,22 @@ def _names(session: ort.InferenceSession) -> dict[int, str]:
     return {int(k): str(v) for k, v in ast.literal_eval(meta["names"]).items()}
 
 
+def letterbox(
+    image: NDArray[np.uint8], height: int, width: int
+) -> tuple[NDArray[np.float32], float, int, int]:
+    """The detector's input blob: the frame scaled to fit, centred on grey; with the scale and the
+    offsets that map boxes back to the frame."""
+    h, w = image.shape[:2]
+    scale = min(width / w, height / h)
+    nw, nh = round(w * scale), round(h * scale)
+    canvas = np.full((height, width, 3), 114, np.uint8)
+    top, left = (height - nh) // 2, (width - nw) // 2
+    canvas[top : top + nh, left : left + nw] = cv2.resize(
+        image, (nw, nh), interpolation=cv2.INTER_AREA
+    )
+    return cv2.dnn.blobFromImage(canvas, 1 / 255, swapRB=True), scale, left, top
+
+
 class Detector:
     """YOLO11n-OBB over the whole frame, letterboxed to the model's input size."""
 
@@ -59,15 +75,7 @@ class Detector:
         self.iou = iou
 
     def detect(self, image: NDArray[np.uint8]) -> Detections:
-        h, w = image.shape[:2]
-        scale = min(self.width / w, self.height / h)
-        nw, nh = round(w * scale), round(h * scale)
-        canvas = np.full((self.height, self.width, 3), 114, np.uint8)
-        top, left = (self.height - nh) // 2, (self.width - nw) // 2
-        canvas[top : top + nh, left : left + nw] = cv2.resize(
-            image, (nw, nh), interpolation=cv2.INTER_AREA
-        )
-        blob = cv2.dnn.blobFromImage(canvas, 1 / 255, swapRB=True)
+        blob, scale, left, top = letterbox(image, self.height, self.width)
         output = self.session.run(None, {self.input.name: blob})[0][0]  # (4 + classes + 1, anchors)
         classes = len(self.names)
         boxes = output[:4].T
