@@ -14,8 +14,9 @@ import pytest
 
 from vision.crops import CROP, canonical, cut
 from vision.detections import Detections
-from vision.detector import Detector, Reader
+from vision.detector import Detector, Reader, zoom_windows
 from vision.evaluate import polygon_iou
+from vision.synth.round import Studio, Timeline
 
 FRAME = Path(__file__).parent / "fixtures" / "frames" / "table-1080.jpg"
 TRUTH = json.loads(FRAME.with_suffix(".json").read_text())
@@ -91,11 +92,11 @@ def matched(found: Detections, kind: str) -> tuple[int, int, int]:
 
 def test_the_shipped_models_find_and_read_most_of_the_fixture_frame(found: Detections) -> None:
     """A floor under the CPU-trained detector on a crowded frame from a seed never trained on
-    (measured: 20 of 28 fully visible face-up tiles found, 17 read right; 1 of 3 dice)."""
+    (measured: 21 of 28 fully visible face-up tiles found, 19 read right; 2 of 3 dice)."""
     faces, hit, right = matched(found, "face")
-    assert faces == 28 and hit >= 20 and right >= 17
+    assert faces == 28 and hit >= 20 and right >= 18
     dice, hit, right = matched(found, "die-")
-    assert dice == 3 and right >= 1
+    assert dice == 3 and right >= 2
 
 
 @pytest.mark.xfail(strict=True, reason="issue #4's target; the CPU-trained detector misses it")
@@ -161,11 +162,60 @@ def test_detector_decodes_letterboxes_and_suppresses_duplicates(tmp_path: Path) 
         [100, 100, 10, 10, 0.0, 0.0, 0.7, 0.3],  # a die, turned
         [500, 300, 20, 50, 0.0, 0.1, 0.0, 0.0],  # too unsure: dropped
     ])  # fmt: skip
-    found = Detector(tmp_path / "fake.onnx").detect(np.zeros((1080, 1920, 3), np.uint8))
+    detector = Detector(tmp_path / "fake.onnx", zoom=False)
+    found = detector.detect(np.zeros((1080, 1920, 3), np.uint8))
     assert found.labels == ("tile", "die")
     assert np.allclose(found.corners[0].mean(0), [960, 540], atol=1)  # (192 - 12) * 3
     sides = sorted(np.linalg.norm(np.roll(found.corners[0], -1, 0) - found.corners[0], axis=1))
     assert np.allclose(sides, [60, 60, 150, 150], atol=1)
+
+
+def test_one_die_seen_twice_at_45_degrees_is_one_die(tmp_path: Path) -> None:
+    fake_detector_model(tmp_path / "fake.onnx", [
+        [100, 100, 10, 10, 0.0, 0.0, 0.9, 0.0],  # a die
+        [102, 101, 10, 10, 0.0, 0.0, 0.6, 0.785],  # the same die, turned 45 degrees: IoU 0.7
+        [111, 100, 10, 10, 0.0, 0.0, 0.8, 0.0],  # the die touching it
+        [300, 100, 10, 10, 0.0, 0.0, 0.7, 0.0],  # a die elsewhere
+    ])  # fmt: skip
+    detector = Detector(tmp_path / "fake.onnx", iou=0.8, zoom=False)
+    found = detector.detect(np.zeros((384, 640, 3), np.uint8))
+    centres = sorted(found.corners.mean(1).round().tolist())
+    assert centres == [[100, 100], [111, 100], [300, 100]]
+
+
+def test_looking_closer_at_dice_needs_a_dynamic_export(tmp_path: Path) -> None:
+    fake_detector_model(tmp_path / "fake.onnx", [[320, 192, 20, 50, 0.9, 0.0, 0.0, 0.0]])
+    with pytest.raises(ValueError, match="dynamic"):
+        Detector(tmp_path / "fake.onnx")
+
+
+@pytest.mark.parametrize(
+    ("candidates", "windows"),
+    [
+        ([], []),
+        ([(960, 540, 0.9)], [(760, 340)]),  # centred on the die
+        ([(960, 540, 0.9), (1000, 560, 0.2)], [(760, 340)]),  # a neighbour: the same window
+        ([(960, 540, 0.2), (1300, 540, 0.9)], [(1100, 340), (760, 340)]),  # strongest first
+        ([(10, 10, 0.5), (1915, 1075, 0.5)], [(0, 0), (1520, 680)]),  # kept inside the frame
+        ([(100 + 300 * k, 100, 0.5) for k in range(6)], [(0, 0), (200, 0), (500, 0), (800, 0)]),
+    ],
+)
+def test_closer_looks_cover_the_die_candidates(
+    candidates: list[tuple[float, float, float]], windows: list[tuple[int, int]]
+) -> None:
+    found = np.asarray(candidates, np.float64).reshape(-1, 3)
+    assert zoom_windows(found[:, :2], found[:, 2], 1920, 1080) == windows
+
+
+@pytest.mark.parametrize("seed", [12, 13, 14])
+def test_three_touching_dice_are_three_dice_read_right(seed: int) -> None:
+    """The round studio's dice lie a few millimetres apart: at half size the whole-frame pass
+    can merge or miss one; the closer look separates them."""
+    studio = Studio.of(seed, "nz-1998", [], (1920, 1080))
+    image, objects, _ = studio.frame(Timeline.of().dice + 0.5)
+    found = Reader().read(image, Detector().detect(image))
+    dice = sorted(label for label in found.labels if label.startswith("die-"))
+    assert dice == sorted(str(o["label"]) for o in objects if str(o["label"]).startswith("die-"))
 
 
 def test_detect_without_a_detector_model_says_so(tmp_path: Path) -> None:

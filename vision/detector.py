@@ -29,7 +29,16 @@ DETECTOR_SCALE = 0.5
 11 x 27 px and a die 6 px, enough to find them (the reader reads them at full resolution). At a
 third (640 px), dice shrink to 4 px and the CPU-trained candidate found 9% of them."""
 DETECTOR_INPUT = (544, 960)
-"""The exported detector's input, height x width: a 1920x1080 frame at `DETECTOR_SCALE`."""
+"""The detector's whole-frame input, height x width: a 1920x1080 frame at `DETECTOR_SCALE`."""
+ZOOM = 0.8
+"""Dice get a second look at 0.8 of full resolution (a die 10 px, not 6), in windows around
+the whole-frame pass's die candidates: on 80 held-out frames this found 89% of dice, not 75%,
+and in 5 simulated rounds whose three touching dice the first pass saw as two, all three."""
+ZOOM_INPUT = 320
+"""The closer look's input side: a 400-px window of the frame at `ZOOM`."""
+ZOOM_WINDOWS = 4
+DIE_CANDIDATE = 0.05
+"""A die box this sure is worth a closer look (the whole-frame pass reports dice at 0.35)."""
 
 
 def _session(path: Path, threads: int) -> ort.InferenceSession:
@@ -63,38 +72,149 @@ def letterbox(
 
 
 class Detector:
-    """YOLO11n-OBB over the whole frame, letterboxed to the model's input size."""
+    """YOLO11n-OBB over the whole frame at `DETECTOR_SCALE`, then a closer look at the dice."""
 
-    def __init__(self, path: Path = MODELS / "detector.onnx", threads: int = 2,
-                 confidence: float = 0.35, iou: float = 0.5) -> None:  # fmt: skip
+    def __init__(
+        self,
+        path: Path = MODELS / "detector.onnx",
+        threads: int = 2,
+        confidence: float = 0.35,
+        iou: float = 0.5,
+        zoom: bool = True,
+    ) -> None:
         self.session = _session(path, threads)
         self.input = self.session.get_inputs()[0]
-        _, _, self.height, self.width = self.input.shape
+        _, _, height, width = self.input.shape
+        fixed = isinstance(height, int) and isinstance(width, int)
+        if zoom and not fixed:
+            self.height, self.width = DETECTOR_INPUT
+        elif zoom:
+            raise ValueError(f"{path} has a fixed input size: looking closer at dice needs a "
+                             "detector exported with a dynamic one")  # fmt: skip
+        else:
+            self.height, self.width = (height, width) if fixed else DETECTOR_INPUT
         self.names = _names(self.session)
+        self.die = next(k for k, name in self.names.items() if name == "die")
         self.confidence = confidence
         self.iou = iou
+        self.zoom = zoom
 
     def detect(self, image: NDArray[np.uint8]) -> Detections:
         blob, scale, left, top = letterbox(image, self.height, self.width)
-        output = self.session.run(None, {self.input.name: blob})[0][0]  # (4 + classes + 1, anchors)
-        classes = len(self.names)
-        boxes = output[:4].T
-        scores = output[4 : 4 + classes].T
-        angles = output[4 + classes]
-        best = scores.argmax(1)
-        conf = scores[np.arange(len(best)), best]
+        output = self.session.run(None, {self.input.name: blob})[0][0]
+        candidate = min(DIE_CANDIDATE, self.confidence) if self.zoom else self.confidence
+        corners, kinds, conf = self._boxes(output, die_threshold=candidate)
+        corners = (corners - [left, top]) / scale
         keep = conf >= self.confidence
-        boxes, best, conf, angles = boxes[keep], best[keep], conf[keep], angles[keep]
-        if not len(conf):
-            return Detections.empty()
+        if self.zoom:
+            dice = kinds == self.die
+            h, w = image.shape[:2]
+            windows = zoom_windows(corners[dice].mean(1), conf[dice], w, h)
+            keep &= ~(dice & _inside_any(corners.mean(1), windows))
+            close = self._look_closer(image, windows)
+            corners = np.concatenate([corners[keep], close[0]])
+            kinds = np.concatenate([kinds[keep], close[1]])
+            conf = np.concatenate([conf[keep], close[2]])
+            keep = one_box_per_die(corners, np.argsort(-conf), kinds == self.die)
+        labels = tuple(self.names[int(k)] for k in kinds[keep])
+        return Detections(corners[keep].reshape(-1, 4, 2), conf[keep], labels)
+
+    def _look_closer(
+        self, image: NDArray[np.uint8], windows: list[tuple[int, int]]
+    ) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]]:
+        """The dice found in each window, seen at `ZOOM` of full resolution."""
+        found = (np.zeros((0, 4, 2)), np.zeros(0, np.int64), np.zeros(0))
+        if not windows:
+            return found
+        side = round(ZOOM_INPUT / ZOOM)
+        views = []
+        for x0, y0 in windows:
+            view = np.full((side, side, 3), 114, np.uint8)
+            cut_ = image[y0 : y0 + side, x0 : x0 + side]
+            view[: cut_.shape[0], : cut_.shape[1]] = cut_
+            views.append(cv2.resize(view, (ZOOM_INPUT, ZOOM_INPUT), interpolation=cv2.INTER_AREA))
+        blob = cv2.dnn.blobFromImages(views, 1 / 255, swapRB=True)
+        parts = [found]
+        outputs = self.session.run(None, {self.input.name: blob})[0]
+        for (x0, y0), output in zip(windows, outputs, strict=True):
+            corners, kinds, conf = self._boxes(output, die_threshold=self.confidence)
+            dice = kinds == self.die
+            parts.append((corners[dice] / ZOOM + [x0, y0], kinds[dice], conf[dice]))
+        corners, kinds, conf = (np.concatenate(column) for column in zip(*parts, strict=True))
+        return corners.reshape(-1, 4, 2), kinds, conf
+
+    def _boxes(
+        self, output: NDArray[np.float32], die_threshold: float
+    ) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]]:
+        """One image's raw output, (4 + classes + 1) x anchors, to boxes after suppression:
+        corners in input pixels, class, confidence (strongest first)."""
+        classes = len(self.names)
+        scores = output[4 : 4 + classes].T
+        kinds = scores.argmax(1)
+        conf = scores[np.arange(len(kinds)), kinds].astype(np.float64)
+        keep = conf >= np.where(kinds == self.die, die_threshold, self.confidence)
+        if not keep.any():
+            return np.zeros((0, 4, 2)), np.zeros(0, np.int64), np.zeros(0)
+        boxes, angles = output[:4].T[keep], output[4 + classes][keep]
+        kinds, conf = kinds[keep], conf[keep]
         rotated = [((float(cx), float(cy)), (float(bw), float(bh)), float(np.degrees(a)))
                    for (cx, cy, bw, bh), a in zip(boxes, angles, strict=True)]  # fmt: skip
-        chosen = cv2.dnn.NMSBoxesRotated(rotated, conf.tolist(), self.confidence, self.iou)
+        chosen = cv2.dnn.NMSBoxesRotated(rotated, conf.tolist(), 0.0, self.iou)
         chosen = np.asarray(chosen, dtype=np.int64).reshape(-1)
+        chosen = chosen[np.argsort(-conf[chosen])]
         corners = np.array([cv2.boxPoints(rotated[i]) for i in chosen], np.float64)
-        corners = (corners - [left, top]) / scale
-        labels = tuple(self.names[int(best[i])] for i in chosen)
-        return Detections(corners.reshape(-1, 4, 2), conf[chosen].astype(np.float64), labels)
+        corners = corners.reshape(-1, 4, 2)
+        kept = one_box_per_die(corners, np.arange(len(chosen)), kinds[chosen] == self.die)
+        return corners[kept], kinds[chosen][kept], conf[chosen][kept]
+
+
+def zoom_windows(
+    centres: NDArray[np.float64], confidence: NDArray[np.float64], width: int, height: int
+) -> list[tuple[int, int]]:
+    """Top-left corners of the windows to look closer in: one on the strongest die candidate,
+    then one on each next candidate not well inside a window already, at most `ZOOM_WINDOWS`."""
+    side = round(ZOOM_INPUT / ZOOM)
+    margin = side // 16
+    windows: list[tuple[int, int]] = []
+    for k in np.argsort(-confidence):
+        x, y = centres[k]
+        if _inside_any(centres[k : k + 1], windows, margin)[0]:
+            continue
+        if len(windows) == ZOOM_WINDOWS:
+            break
+        windows.append((int(np.clip(x - side / 2, 0, max(width - side, 0))),
+                        int(np.clip(y - side / 2, 0, max(height - side, 0)))))  # fmt: skip
+    return windows
+
+
+def _inside_any(
+    points: NDArray[np.float64], windows: list[tuple[int, int]], margin: int = 0
+) -> NDArray[np.bool_]:
+    side = round(ZOOM_INPUT / ZOOM)
+    inside = np.zeros(len(points), bool)
+    for x0, y0 in windows:
+        low, high = np.array([x0, y0]) + margin, np.array([x0, y0]) + side - margin
+        inside |= np.all((points >= low) & (points <= high), axis=1)
+    return inside
+
+
+def one_box_per_die(
+    corners: NDArray[np.float64], strongest_first: NDArray[np.int64], is_die: NDArray[np.bool_]
+) -> NDArray[np.int64]:
+    """Drop a die box centred within 3/4 of a stronger die box's side from it: the same die.
+    A die is a square, so two boxes on it can be turned 45 degrees apart and overlap less than
+    NMS's IoU threshold; two dice that touch have centres a whole side apart (and the detector's
+    die boxes run small: a quarter less area than the die's top face, measured)."""
+    centres = corners.mean(1)
+    radius = 0.75 * np.linalg.norm(np.roll(corners, -1, axis=1) - corners, axis=2).min(1)
+    kept: list[int] = []
+    for i in strongest_first:
+        if is_die[i] and any(
+            is_die[j] and np.linalg.norm(centres[i] - centres[j]) < radius[j] for j in kept
+        ):
+            continue
+        kept.append(int(i))
+    return np.asarray(kept, np.int64)
 
 
 class Reader:

@@ -21,7 +21,7 @@ import onnxruntime as ort
 from numpy.typing import NDArray
 from tqdm import tqdm
 
-from vision.detector import letterbox
+from vision.detector import DETECTOR_INPUT, letterbox
 
 INNER_HEAD_BLOCK = re.compile(r"/cv\d\.\d/cv\d\.\d\.[01]/")
 """The head's inner convolutions (quantised); its last convolution per branch and the decoding
@@ -61,6 +61,8 @@ def quantize_detector(model: Path, out: Path, frames: Sequence[Path]) -> Path:
     session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
     feed = session.get_inputs()[0]
     _, _, height, width = feed.shape
+    if not (isinstance(height, int) and isinstance(width, int)):  # a dynamic export
+        height, width = DETECTOR_INPUT
 
     class Frames(CalibrationDataReader):  # type: ignore[misc]
         def __init__(self) -> None:
@@ -80,7 +82,7 @@ def quantize_detector(model: Path, out: Path, frames: Sequence[Path]) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
         prepared = Path(scratch) / "prepared.onnx"
-        quant_pre_process(str(model), str(prepared))
+        quant_pre_process(str(model), str(prepared), skip_symbolic_shape=True)
         names = [n.name for n in onnx.load(str(prepared)).graph.node]
         quantize_static(
             str(prepared),

@@ -181,7 +181,7 @@ def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
                warmup_epochs=0.2 if weights else 3.0)  # fmt: skip
     best = Path(yolo.trainer.save_dir) / "weights" / "best.pt"
     exported = _yolo()(str(best)).export(
-        format="onnx", imgsz=list(DETECTOR_INPUT), simplify=True, dynamic=False
+        format="onnx", imgsz=list(DETECTOR_INPUT), simplify=True, dynamic=True
     )
     return Path(exported)
 
