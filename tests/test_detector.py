@@ -313,8 +313,9 @@ def test_the_full_report_renders_from_an_evaluation() -> None:
         "fully_visible": {"tiles": 1.0, "tiles_n": 10, "dice": 1.0, "dice_n": 2,
                           "partial_tiles": 1.0, "partial_tiles_n": 1, "dice_still": 1.0,
                           "dice_still_n": 2},
-        "crop_ms": 1.0,
+        "crop_ms": 1.0, "without_zoom": {"dice_found": 0.5, "dice_accuracy": 0.5},
     }  # fmt: skip
     text = report(result)
+    assert "Dice found: 100.0% with the closer look, 50.0% without" in text
     assert "| mAP50-95 >= 0.85 (28 labels, oriented IoU) | 1.000 | yes |" in text
     assert "| 1920x1080 | 80 | 12.5 |" in text
