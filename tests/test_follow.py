@@ -13,7 +13,7 @@ import pytest
 
 from rules import Setting
 from vision.detections import Detections
-from vision.follow import RoundFollower, Streak
+from vision.follow import RoundFollower, Streak, _pool_dice
 from vision.judge import Judge, SetHand
 from vision.records import Alert, RoundRecord
 from vision.replay import LabelSource, ReplayError, frames, replay
@@ -174,6 +174,37 @@ def test_streak_needs_consecutive_frames() -> None:
     streak = Streak(3)
     held = [streak.update(h, t) for t, h in enumerate([True, True, False, True, True, True])]
     assert held == [False, False, False, False, False, True] and streak.since == 3
+
+
+def _sightings(*dice: tuple[str, float, float] | None) -> list[tuple[str, np.ndarray, float]]:
+    return [(label, np.array([x, 260.0]), aspect) for label, x, aspect in filter(None, dice)]
+
+
+A, B, C = ("die-2", 340.0, 0.97), ("die-5", 360.0, 0.95), ("die-6", 380.0, 0.8)
+
+
+@pytest.mark.parametrize(
+    ("frames", "dice"),
+    [
+        ([_sightings(A, B, C)] * 5, [["die-2"] * 5, ["die-5"] * 5, ["die-6"] * 5]),
+        # a die the detector sees in two frames of five still counts; one seen once does not
+        (
+            [_sightings(C, A, B), _sightings(A), _sightings(A, B), _sightings(A), _sightings(A)],
+            [["die-2"] * 5, ["die-5"] * 2],
+        ),
+        ([_sightings(A, B)] * 4 + [_sightings(A, B, C)], "rolling"),  # a new die in the last frame
+        ([_sightings(A, B, C)] + [_sightings(A, B)] * 4, [["die-2"] * 5, ["die-5"] * 5]),
+        ([_sightings(A)] * 4 + [_sightings(("die-2", 345.0, 0.97))], [["die-2"] * 5]),
+        ([_sightings(A)] * 3 + [_sightings(("die-2", 346.5, 0.97))] * 2, "rolling"),  # it slid
+    ],
+)
+def test_dice_pooled_over_frames(frames: list, dice: list | str) -> None:  # type: ignore[type-arg]
+    pooled = _pool_dice(frames)
+    if dice == "rolling":
+        assert pooled is None
+    else:
+        assert pooled is not None
+        assert [[label for label, _ in die] for die in pooled] == dice
 
 
 def test_replay_refuses_a_video_of_another_size(fixture_round, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

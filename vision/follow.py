@@ -32,12 +32,21 @@ PLAYER_ZONES = HAND_ZONES[1:]
 MIN_READ = 0.5
 """Labels read with less confidence than this are not counted as seen."""
 STEADY = 3
+"""Frames a sighting must hold before it counts (0.3 s at 10 analysed frames a second)."""
 CARRIED_STEP = 150.0
 """Millimetres a carried tile may move between analysed frames and still be the same tile."""
 LATE = 0.0
 """Seconds after a group arrives by which the stacks it emptied must be gone: a block leaves its
 stack before it arrives, so a stack still standing when its group arrives was not taken."""
-"""Frames a sighting must hold before it counts (0.3 s at 10 analysed frames a second)."""
+DICE_WINDOW = STEADY + 2
+"""Frames pooled to read the dice: half a second at 10 analysed frames a second."""
+DICE_SEEN = 3
+"""A die must show in at least a third of the window's frames (a detector misses a small die
+now and then; a phantom die does not hold its place)."""
+DIE_PLACE = 7.0
+"""Millimetres within which two sightings are the same die (dice are 13-19 mm across)."""
+DIE_STILL = 6.0
+"""Millimetres a die's sightings may spread over the window and still be lying still."""
 
 
 class Phase(Enum):
@@ -321,21 +330,13 @@ class RoundFollower:
             return
         frames = round_.dice_frames
         frames.append(view.dice_read)
-        if len(frames) < STEADY + 2:
+        if len(frames) < DICE_WINDOW:
             return
-        window = frames[-(STEADY + 2) :]
-        if len({len(f) for f in window}) != 1:
+        dice = _pool_dice(frames[-DICE_WINDOW:])
+        if dice is None:  # still rolling
             return
-        anchor = sorted(window[0], key=lambda d: float(d[1][0]))
-        votes: list[Counter[str]] = [Counter() for _ in anchor]
-        aspects: list[list[float]] = [[] for _ in anchor]
-        for frame in window:
-            for label, xy, aspect in frame:
-                k = int(np.argmin([np.linalg.norm(xy - a[1]) for a in anchor]))
-                if np.linalg.norm(xy - anchor[k][1]) > 6.0:  # still rolling
-                    return
-                votes[k][label] += 1
-                aspects[k].append(aspect)
+        votes = [Counter(label for label, _ in die) for die in dice]
+        aspects = [[aspect for _, aspect in die] for die in dice]
         round_.dice = [int(v.most_common(1)[0][0].split("-")[1]) for v in votes]
         flat = [float(np.median(a)) >= 0.88 for a in aspects]
         round_.dice_flat = all(flat)
@@ -775,6 +776,33 @@ class View:
             elif scores[i] >= MIN_READ:
                 faces[zone] += 1
         return cls(tiles, dice, loose, hand_tiles, backs, faces, stack_xy, backs_xy, dice_read)
+
+
+def _pool_dice(
+    frames: list[list[tuple[str, NDArray[np.float64], float]]],
+) -> list[list[tuple[str, float]]] | None:
+    """The dice of a window of frames, left to right, each with its (label, aspect) sightings:
+    a die is a place (within `DIE_PLACE` mm) seen in at least `DICE_SEEN` of the frames, so a
+    die the detector misses now and then still counts, and a one-frame phantom does not. None
+    while a die still moves: its sightings spread, or the last frame shows one in a new place."""
+    places: list[list[tuple[str, NDArray[np.float64], float, int]]] = []
+    for index, frame in enumerate(frames):
+        for label, xy, aspect in frame:
+            near = [p for p in places if np.linalg.norm(xy - p[0][1]) <= DIE_PLACE]
+            if near:
+                near[0].append((label, xy, aspect, index))
+            else:
+                places.append([(label, xy, aspect, index)])
+    dice = [p for p in places if len({s[3] for s in p}) * DICE_SEEN >= len(frames)]
+    stray = [p for p in places if len({s[3] for s in p}) * DICE_SEEN < len(frames)]
+    if any(s[3] == len(frames) - 1 for p in stray for s in p):
+        return None
+    for die in dice:
+        spread = np.ptp(np.array([s[1] for s in die]), axis=0)
+        if float(np.max(spread)) > DIE_STILL:
+            return None
+    dice.sort(key=lambda p: float(np.mean([s[1][0] for s in p])))
+    return [[(s[0], s[2]) for s in die] for die in dice]
 
 
 def _aspect(corners: NDArray[np.float64]) -> float:
