@@ -35,14 +35,15 @@ def fixture_round(request: pytest.FixtureRequest) -> tuple[str, TableConfig]:
     return name, calibrate(image, table_id="t1", rules=known["rules"], banker=known["banker"])
 
 
-def follow(name: str, table: TableConfig, keep=lambda t: True):  # type: ignore[no-untyped-def]
+def follow(name: str, table: TableConfig, keep=lambda t: True, change=lambda t, d: d):  # type: ignore[no-untyped-def]
     known = truth(name)
     source = LabelSource(ROUNDS / name / "frames.json.gz")
     follower = RoundFollower(table, run="test", cut=known["cut"], cut_options=known["cut_options"])
     raised = []
     for t in sorted(source.frames):
         if keep(t):
-            raised += follower.follow(t, source.detections(0, t, None), None)  # type: ignore[arg-type]
+            seen = change(t, source.detections(0, t, None))  # type: ignore[arg-type]
+            raised += follower.follow(t, seen, None)
     raised += follower.finish(max(source.frames))
     alerts = [r.record for r in raised if isinstance(r.record, Alert)]
     records = [r.record for r in raised if isinstance(r.record, RoundRecord)]
@@ -120,6 +121,35 @@ def test_a_camera_that_joins_mid_round(fixture_round) -> None:  # type: ignore[n
     assert record.first_position is None and record.dice == []  # missed, so not judged
     assert {a.kind for a in alerts} <= {"house-way-violation"}
     assert same_hands(record, truth(name)) == []
+
+
+def _with_face(seen: Detections, centre: tuple[float, float]) -> Detections:
+    x, y = centre
+    box = np.array([[[x - 10, y - 25], [x + 10, y - 25], [x + 10, y + 25], [x - 10, y + 25]]])
+    return Detections(
+        np.concatenate([seen.corners, box]),
+        np.append(seen.confidence, 0.8),
+        (*seen.labels, "1-1"),
+    )
+
+
+@pytest.mark.parametrize(("jumping", "raised"), [(True, False), (False, True)])
+def test_a_face_up_tile_must_stay_put_to_be_exposed(
+    fixture_round, jumping: bool, raised: bool
+) -> None:  # type: ignore[no-untyped-def]
+    """A back misread as a face flickers from place to place; a tile turned up stays put."""
+    name, table = fixture_round
+
+    def misread(t: float, seen: Detections) -> Detections:
+        if not 0.5 <= t <= 2.5:
+            return seen
+        step = round(t * 10) % 4 if jumping else 0
+        return _with_face(seen, (520.0 + 60 * step, 430.0))
+
+    clean, _ = follow(name, table)
+    alerts, _ = follow(name, table, change=misread)
+    new = {a.kind for a in alerts} - {a.kind for a in clean}
+    assert (new == {"exposed-tile-stacking"}) is raised and new <= {"exposed-tile-stacking"}
 
 
 def test_an_abandoned_round_is_closed_without_hands(fixture_round) -> None:  # type: ignore[no-untyped-def]

@@ -38,6 +38,8 @@ CARRIED_STEP = 150.0
 LATE = 0.0
 """Seconds after a group arrives by which the stacks it emptied must be gone: a block leaves its
 stack before it arrives, so a stack still standing when its group arrives was not taken."""
+FACE_HELD = 20.0
+"""Millimetres a face-up tile may move between analysed frames and still be the one held up."""
 DICE_WINDOW = STEADY + 2
 """Frames pooled to read the dice: half a second at 10 analysed frames a second."""
 DICE_SEEN = 3
@@ -193,6 +195,7 @@ class RoundFollower:
         self.rounds = 0
         self.image: NDArray[np.uint8] | None = None
         self.previous_stack: list[NDArray[np.float64]] = []
+        self.previous_faces: list[tuple[str, NDArray[np.float64], str]] = []
         self.start = Streak(STEADY)
         self.midway = Streak(STEADY)
         self.idle = Streak(30)
@@ -215,6 +218,7 @@ class RoundFollower:
         out: list[Raised] = []
         view = View.of(seen, self.table)
         previous, self.previous_stack = self.previous_stack, view.stack_xy
+        faces_before, self.previous_faces = self.previous_faces, view.faces_xy
         current = self.round
         if current is None:
             self._maybe_start(t, view)
@@ -225,9 +229,9 @@ class RoundFollower:
             return self._close(t, out, abandoned=current.phase != Phase.EXPOSURE)
         phase = current.phase
         if phase == Phase.SHUFFLE or (phase == Phase.DICE and not current.dice):
-            self._watch_exposed(t, view, K.EXPOSED_TILE_STACKING, out)
+            self._watch_exposed(t, view, faces_before, K.EXPOSED_TILE_STACKING, out)
         elif phase in (Phase.DICE, Phase.DELIVERY, Phase.SETTING):  # dice read: dealing is on
-            self._watch_exposed(t, view, K.EXPOSED_TILE_DEALING, out)
+            self._watch_exposed(t, view, faces_before, K.EXPOSED_TILE_DEALING, out)
         if phase in (Phase.DICE, Phase.DELIVERY) and current.watch_dice:
             self._watch_dice(t, view, out)
         if phase == Phase.SHUFFLE and self.to_dice.update(view.dice >= 1, t):
@@ -305,11 +309,25 @@ class RoundFollower:
 
     # -- checks --------------------------------------------------------------------------------
 
-    def _watch_exposed(self, t: float, view: View, kind: K, out: list[Raised]) -> None:
-        """A face-up tile held for a few frames while tiles should all be face down."""
-        loose = [z for z, n in view.faces.items() if n and z != "dice"]
-        if self.face_up.update(bool(loose), t):
-            zone = loose[0]
+    def _watch_exposed(
+        self,
+        t: float,
+        view: View,
+        before: list[tuple[str, NDArray[np.float64], str]],
+        kind: K,
+        out: list[Raised],
+    ) -> None:
+        """A face-up tile held for a few frames while tiles should all be face down: the same
+        face in the same place frame after frame (a misread back flickers from place to place
+        and face to face; a tile turned up stays what it is where it lies)."""
+        held = [
+            zone
+            for label, xy, zone in view.faces_xy
+            if zone != "dice"
+            and any(label == was and np.linalg.norm(xy - at) <= FACE_HELD for was, at, _ in before)
+        ]
+        if self.face_up.update(bool(held), t):
+            zone = held[0]
             where = zone if zone else "the table"
             self._alert(
                 out,
@@ -749,13 +767,14 @@ class View:
     stack_xy: list[NDArray[np.float64]]
     backs_xy: list[tuple[NDArray[np.float64], str]]
     dice_read: list[tuple[str, NDArray[np.float64], float]]
+    faces_xy: list[tuple[str, NDArray[np.float64], str]]
 
     @classmethod
     def of(cls, seen: Detections, table: TableConfig) -> View:
         scores = seen.label_scores
         backs: Counter[str] = Counter()
         faces: Counter[str] = Counter()
-        stack_xy, dice_read, backs_xy = [], [], []
+        stack_xy, dice_read, backs_xy, faces_xy = [], [], [], []
         tiles = dice = loose = hand_tiles = 0
         for i, label in enumerate(seen.labels):
             zone = seen.zones[i]
@@ -775,7 +794,10 @@ class View:
                     stack_xy.append(seen.table_xy[i])
             elif scores[i] >= MIN_READ:
                 faces[zone] += 1
-        return cls(tiles, dice, loose, hand_tiles, backs, faces, stack_xy, backs_xy, dice_read)
+                faces_xy.append((label, seen.table_xy[i], zone))
+        return cls(
+            tiles, dice, loose, hand_tiles, backs, faces, stack_xy, backs_xy, dice_read, faces_xy
+        )
 
 
 def _pool_dice(
