@@ -207,7 +207,7 @@ def test_closer_looks_cover_the_die_candidates(
     assert zoom_windows(found[:, :2], found[:, 2], 1920, 1080) == windows
 
 
-@pytest.mark.parametrize("seed", [12, 13, 14])
+@pytest.mark.parametrize("seed", [12, 13, 15])
 def test_three_touching_dice_are_three_dice_read_right(seed: int) -> None:
     """The round studio's dice lie a few millimetres apart: at half size the whole-frame pass
     can merge or miss one; the closer look separates them."""

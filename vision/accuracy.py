@@ -114,9 +114,12 @@ def run_round(args: tuple[int, str, str | None, str, tuple[int, int]]) -> Outcom
 
         models = ModelSource(threads=1)
     raised = []
+    first_face = None  # when a face-up tile first shows before the setting
     for index in range(studio.frame_count):
         t = round(index / FPS, 3)
         image, objects, _ = studio.frame(t)
+        if first_face is None and t < Timeline.of().setting and any(map(_is_face, objects)):
+            first_face = t
         found = models.detections(index, t, image) if models else _labels(objects)
         raised += follower.follow(t, found, None)
     raised += follower.finish(round(studio.frame_count / FPS, 3))
@@ -125,7 +128,10 @@ def run_round(args: tuple[int, str, str | None, str, tuple[int, int]]) -> Outcom
     latency = {}
     for alert in alerts:
         if alert.kind == injected and alert.kind not in latency:
-            latency[alert.kind] = alert.raised_time_s - evidence_time(studio, alert.kind)
+            shown = evidence_time(studio, alert.kind)
+            if alert.kind in EXPOSED and first_face is not None:
+                shown = first_face  # the tile may show later than its block moves
+            latency[alert.kind] = alert.raised_time_s - shown
     exact = checked = 0
     if records:
         seen = records[0].hands
@@ -147,6 +153,14 @@ def run_round(args: tuple[int, str, str | None, str, tuple[int, int]]) -> Outcom
         time.perf_counter() - started,
         studio.frame_count,
     )
+
+
+EXPOSED = ("exposed-tile-stacking", "exposed-tile-dealing")
+
+
+def _is_face(obj: dict[str, object]) -> bool:
+    label = str(obj["label"])
+    return label != "back" and not label.startswith("die-")
 
 
 def _labels(objects: list[dict[str, object]]) -> Detections:

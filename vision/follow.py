@@ -38,8 +38,8 @@ CARRIED_STEP = 150.0
 LATE = 0.0
 """Seconds after a group arrives by which the stacks it emptied must be gone: a block leaves its
 stack before it arrives, so a stack still standing when its group arrives was not taken."""
-FACE_HELD = 20.0
-"""Millimetres a face-up tile may move between analysed frames and still be the one held up."""
+FACE_HELD = 40.0
+"""Millimetres a followed face-up tile may stray from where it was heading between frames."""
 DICE_WINDOW = STEADY + 2
 """Frames pooled to read the dice: half a second at 10 analysed frames a second."""
 DICE_SEEN = 3
@@ -137,6 +137,49 @@ class HandWatch:
 
 
 @dataclass(frozen=True)
+class FaceTrack:
+    """A face-up tile followed from frame to frame: where it is, how it moves, since when."""
+
+    label: str
+    xy: NDArray[np.float64]
+    velocity: NDArray[np.float64]
+    zone: str
+    frames: int
+    since: float
+
+
+def _follow_faces(
+    tracks: list[FaceTrack], faces: list[tuple[str, NDArray[np.float64], str]], t: float
+) -> list[FaceTrack]:
+    """Each face continues the nearest track of the same face: within `CARRIED_STEP` of where
+    a new track was, within `FACE_HELD` of where a followed one was heading. A tile turned up,
+    lying or carried, keeps its track; a back misread as a face flickers from place to place and
+    face to face, and seldom continues one for long."""
+    pairs = sorted(
+        (distance, i, j)
+        for i, (label, xy, _) in enumerate(faces)
+        for j, track in enumerate(tracks)
+        if track.label == label
+        and (distance := float(np.linalg.norm(xy - track.xy - track.velocity)))
+        <= (CARRIED_STEP if track.frames == 1 else FACE_HELD)
+    )
+    matched: dict[int, FaceTrack] = {}
+    taken: set[int] = set()
+    for _, i, j in pairs:
+        if i not in matched and j not in taken:
+            matched[i] = tracks[j]
+            taken.add(j)
+    followed = []
+    for i, (label, xy, zone) in enumerate(faces):
+        was = matched.get(i)
+        if was is None:
+            followed.append(FaceTrack(label, xy, np.zeros(2), zone, 1, t))
+        else:
+            followed.append(FaceTrack(label, xy, xy - was.xy, zone, was.frames + 1, was.since))
+    return followed
+
+
+@dataclass(frozen=True)
 class Track:
     """A face-down tile followed from frame to frame after delivery."""
 
@@ -195,7 +238,7 @@ class RoundFollower:
         self.rounds = 0
         self.image: NDArray[np.uint8] | None = None
         self.previous_stack: list[NDArray[np.float64]] = []
-        self.previous_faces: list[tuple[str, NDArray[np.float64], str]] = []
+        self.faces: list[FaceTrack] = []
         self.start = Streak(STEADY)
         self.midway = Streak(STEADY)
         self.idle = Streak(30)
@@ -203,7 +246,6 @@ class RoundFollower:
         self.to_setting = Streak(10)
         self.to_exposure = Streak(2)
         self.to_close = Streak(5)
-        self.face_up = Streak(STEADY)
         self.arrivals = {zone: Streak(2) for zone in PLAYER_ZONES}
         self.carried: list[Track] = []
 
@@ -218,7 +260,7 @@ class RoundFollower:
         out: list[Raised] = []
         view = View.of(seen, self.table)
         previous, self.previous_stack = self.previous_stack, view.stack_xy
-        faces_before, self.previous_faces = self.previous_faces, view.faces_xy
+        self.faces = _follow_faces(self.faces, view.faces_xy, t)
         current = self.round
         if current is None:
             self._maybe_start(t, view)
@@ -229,9 +271,9 @@ class RoundFollower:
             return self._close(t, out, abandoned=current.phase != Phase.EXPOSURE)
         phase = current.phase
         if phase == Phase.SHUFFLE or (phase == Phase.DICE and not current.dice):
-            self._watch_exposed(t, view, faces_before, K.EXPOSED_TILE_STACKING, out)
+            self._watch_exposed(t, K.EXPOSED_TILE_STACKING, out)
         elif phase in (Phase.DICE, Phase.DELIVERY, Phase.SETTING):  # dice read: dealing is on
-            self._watch_exposed(t, view, faces_before, K.EXPOSED_TILE_DEALING, out)
+            self._watch_exposed(t, K.EXPOSED_TILE_DEALING, out)
         if phase in (Phase.DICE, Phase.DELIVERY) and current.watch_dice:
             self._watch_dice(t, view, out)
         if phase == Phase.SHUFFLE and self.to_dice.update(view.dice >= 1, t):
@@ -297,7 +339,6 @@ class RoundFollower:
             self.to_setting,
             self.to_exposure,
             self.to_close,
-            self.face_up,
             *self.arrivals.values(),
         ):
             streak.count = 0
@@ -309,25 +350,13 @@ class RoundFollower:
 
     # -- checks --------------------------------------------------------------------------------
 
-    def _watch_exposed(
-        self,
-        t: float,
-        view: View,
-        before: list[tuple[str, NDArray[np.float64], str]],
-        kind: K,
-        out: list[Raised],
-    ) -> None:
-        """A face-up tile held for a few frames while tiles should all be face down: the same
-        face in the same place frame after frame (a misread back flickers from place to place
-        and face to face; a tile turned up stays what it is where it lies)."""
-        held = [
-            zone
-            for label, xy, zone in view.faces_xy
-            if zone != "dice"
-            and any(label == was and np.linalg.norm(xy - at) <= FACE_HELD for was, at, _ in before)
-        ]
-        if self.face_up.update(bool(held), t):
-            zone = held[0]
+    def _watch_exposed(self, t: float, kind: K, out: list[Raised]) -> None:
+        """A face-up tile followed for a few frames while tiles should all be face down."""
+        held = sorted(
+            (f for f in self.faces if f.frames > STEADY and f.zone != "dice"), key=lambda f: f.since
+        )
+        if held:
+            zone = held[0].zone
             where = zone if zone else "the table"
             self._alert(
                 out,
@@ -335,7 +364,7 @@ class RoundFollower:
                 None,
                 "every tile face down",
                 f"a face-up tile in {where}",
-                self.face_up.since,
+                held[0].since,
                 t,
                 0.9,
                 zone or "stack",
