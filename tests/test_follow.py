@@ -13,7 +13,7 @@ import pytest
 
 from rules import Setting
 from vision.detections import Detections
-from vision.follow import RoundFollower, Streak, _pool_dice
+from vision.follow import RoundFollower, Streak, _one_per_place, _pool_dice
 from vision.judge import Judge, SetHand
 from vision.records import Alert, RoundRecord
 from vision.replay import LabelSource, ReplayError, frames, replay
@@ -240,6 +240,20 @@ def test_dice_pooled_over_frames(frames: list, dice: list | str) -> None:  # typ
     else:
         assert pooled is not None
         assert [[label for label, _ in die] for die in pooled] == dice
+
+
+@pytest.mark.parametrize(
+    ("places", "kept"),
+    [
+        ([(0, 0.9), (30, 0.8), (60, 0.7), (90, 0.95)], [0, 1, 2, 3]),  # four tiles side by side
+        ([(0, 0.9), (6, 0.95), (30, 0.8)], [1, 2]),  # two boxes on the first: the surer stays
+        ([(0, 0.5), (10, 0.6), (20, 0.7)], [0, 2]),  # a chain: each kept one claims 14 mm
+    ],
+)
+def test_one_reading_per_tile_in_a_hand(places: list[tuple[float, float]], kept: list[int]) -> None:
+    xy = np.array([[x, 0.0] for x, _ in places])
+    scores = np.array([score for _, score in places])
+    assert _one_per_place(list(range(len(places))), xy, scores) == kept
 
 
 def test_replay_refuses_a_video_of_another_size(fixture_round, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

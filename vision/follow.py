@@ -38,6 +38,8 @@ CARRIED_STEP = 150.0
 LATE = 0.0
 """Seconds after a group arrives by which the stacks it emptied must be gone: a block leaves its
 stack before it arrives, so a stack still standing when its group arrives was not taken."""
+SAME_PLACE = 14.0
+"""Millimetres within which two face readings in a hand are one tile (tiles lie 20+ mm apart)."""
 FACE_HELD = 40.0
 """Millimetres a followed face-up tile may stray from where it was heading between frames."""
 DICE_WINDOW = STEADY + 2
@@ -116,7 +118,7 @@ class HandWatch:
 
     def update(self, xy: NDArray[np.float64], labels: list[str], scores: list[float]) -> None:
         for point, label, score in zip(xy, labels, scores, strict=True):
-            near = [s for s in self.slots if np.linalg.norm(s.xy - point) < 14.0]
+            near = [s for s in self.slots if np.linalg.norm(s.xy - point) < SAME_PLACE]
             slot = near[0] if near else Slot(point.copy())
             if not near:
                 self.slots.append(slot)
@@ -543,11 +545,15 @@ class RoundFollower:
         assert round_ is not None
         scores = seen.label_scores
         for zone in HAND_ZONES:
-            rows = [
-                i
-                for i, z in enumerate(seen.zones)
-                if z == zone and is_face(seen.labels[i]) and scores[i] >= MIN_READ
-            ]
+            rows = _one_per_place(
+                [
+                    i
+                    for i, z in enumerate(seen.zones)
+                    if z == zone and is_face(seen.labels[i]) and scores[i] >= MIN_READ
+                ],
+                seen.table_xy,
+                scores,
+            )
             watch = round_.watches.get(zone)
             if watch is None:
                 if not rows:
@@ -827,6 +833,18 @@ class View:
         return cls(
             tiles, dice, loose, hand_tiles, backs, faces, stack_xy, backs_xy, dice_read, faces_xy
         )
+
+
+def _one_per_place(
+    rows: list[int], xy: NDArray[np.float64], scores: NDArray[np.float64]
+) -> list[int]:
+    """The surest reading at each place: two boxes on one tile (the detector sometimes gives
+    a tile two, a few pixels apart) are one tile, not two."""
+    kept: list[int] = []
+    for i in sorted(rows, key=lambda i: -scores[i]):
+        if all(np.linalg.norm(xy[i] - xy[j]) >= SAME_PLACE for j in kept):
+            kept.append(i)
+    return sorted(kept)
 
 
 def _pool_dice(
