@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def paigow(*args: str) -> subprocess.CompletedProcess[str]:
@@ -86,6 +89,9 @@ def test_check_setting_reports_expected_and_clause() -> None:
           "--player", "6-6 4-5 / 1-1 3-6"], "6-6 appears 3"),
         (["compare", "--rules", "mbs-2020", "--bank", "6-6 6-6 1-1",
           "--player", "6-6 4-5 / 1-1 3-6"], "HIGH HIGH / LOW LOW"),
+        (["quantize", "no-such-model.onnx", "--data", "."], "no model at no-such-model.onnx"),
+        (["quantize", str(ROOT / "models" / "reader.onnx"), "--data", str(ROOT / "docs")],
+         "no training frames"),
         (["no-such-command"], "no-such-command"),
     ],
 )  # fmt: skip
