@@ -32,17 +32,17 @@ DETECTOR_INPUT = (544, 960)
 """The detector's whole-frame input, height x width: a 1920x1080 frame at `DETECTOR_SCALE`."""
 ZOOM = 0.8
 """Dice get a second look at 0.8 of full resolution (a die 10 px, not 6), in windows around
-the whole-frame pass's die candidates: on 80 held-out frames this found 89% of dice, not 75%,
-and in 5 simulated rounds whose three touching dice the first pass saw as two, all three."""
+the whole-frame pass's die candidates. Of 20 round-studio frames of three touching dice,
+`benchmarks/touching_dice.py` found and read the dice exactly in 13 with it and 6 without
+(a die too few in 2 and 10). The held-out numbers are in docs/detector.md."""
 ZOOM_INPUT = 320
 """The closer look's input side: a 400-px window of the frame at `ZOOM`."""
 ZOOM_WINDOWS = 4
 SAME_DIE = 0.5
 """Two die boxes whose centres are closer than this share of the stronger box's short side are
-one die (touching dice are a whole side apart). Measured on 20 round-studio frames of three
-touching dice: 4 still show an extra box beside a die (the round follower pools dice by place
-and absorbs them) and 2 a die too few; at 0.75 it was 3 and 3, and 5 points fewer held-out
-dice matched at IoU 0.5, so the tighter merge bought nothing."""
+one die (touching dice are a whole side apart). Some second boxes survive it (4 of the 20
+frames above); the round follower pools dice by place and absorbs them. Merging up to 0.75 of
+a side removed one and lost a real die in another."""
 DIE_CANDIDATE = 0.05
 """A die box this sure is worth a closer look (the whole-frame pass reports dice at 0.35)."""
 
