@@ -33,16 +33,16 @@ DETECTOR_INPUT = (544, 960)
 ZOOM = 0.8
 """Dice get a second look at 0.8 of full resolution (a die 10 px, not 6), in windows around
 the whole-frame pass's die candidates. Of 20 round-studio frames of three touching dice,
-`benchmarks/touching_dice.py` found and read the dice exactly in 13 with it and 6 without
-(a die too few in 2 and 10). The held-out numbers are in docs/detector.md."""
+`benchmarks/touching_dice.py` found and read the dice exactly in 19 with it and 14 without
+(a die too few in 1 and 4). The held-out numbers are in docs/detector.md."""
 ZOOM_INPUT = 320
 """The closer look's input side: a 400-px window of the frame at `ZOOM`."""
 ZOOM_WINDOWS = 4
 SAME_DIE = 0.5
 """Two die boxes whose centres are closer than this share of the stronger box's short side are
-one die (touching dice are a whole side apart). Some second boxes survive it (4 of the 20
-frames above); the round follower pools dice by place and absorbs them. Merging up to 0.75 of
-a side removed one and lost a real die in another."""
+one die (touching dice are a whole side apart). Second boxes can survive it (with the earlier
+checkpoint, 4 of the 20 frames above); the round follower pools dice by place and absorbs
+them. Merging up to 0.75 of a side removed one and lost a real die in another."""
 DIE_CANDIDATE = 0.05
 """A die box this sure is worth a closer look (the whole-frame pass reports dice at 0.35)."""
 
