@@ -136,8 +136,8 @@ class Detector:
         views = []
         for x0, y0 in windows:
             view = np.full((side, side, 3), 114, np.uint8)
-            cut_ = image[y0 : y0 + side, x0 : x0 + side]
-            view[: cut_.shape[0], : cut_.shape[1]] = cut_
+            patch = image[y0 : y0 + side, x0 : x0 + side]
+            view[: patch.shape[0], : patch.shape[1]] = patch
             views.append(cv2.resize(view, (ZOOM_INPUT, ZOOM_INPUT), interpolation=cv2.INTER_AREA))
         blob = cv2.dnn.blobFromImages(views, 1 / 255, swapRB=True)
         parts = [found]
