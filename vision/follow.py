@@ -13,7 +13,7 @@ Every game judgement is asked of `vision.judge` (and through it `rules/`).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -138,6 +138,18 @@ class HandWatch:
         return SetHand.of(labels[:cut], labels[cut:])
 
 
+def _nearest_first(candidates: Iterable[tuple[float, int, int]]) -> dict[int, int]:
+    """One-to-one matching of new sightings to old tracks, closest pairs first: (distance,
+    sighting, track) candidates in, sighting -> track out."""
+    matched: dict[int, int] = {}
+    taken: set[int] = set()
+    for _, i, j in sorted(candidates):
+        if i not in matched and j not in taken:
+            matched[i] = j
+            taken.add(j)
+    return matched
+
+
 @dataclass(frozen=True)
 class FaceTrack:
     """A face-up tile followed from frame to frame: where it is, how it moves, since when."""
@@ -157,7 +169,7 @@ def _follow_faces(
     a new track was, within `FACE_HELD` of where a followed one was heading. A tile turned up,
     lying or carried, keeps its track; a back misread as a face flickers from place to place and
     face to face, and seldom continues one for long."""
-    pairs = sorted(
+    pairs = _nearest_first(
         (distance, i, j)
         for i, (label, xy, _) in enumerate(faces)
         for j, track in enumerate(tracks)
@@ -165,15 +177,9 @@ def _follow_faces(
         and (distance := float(np.linalg.norm(xy - track.xy - track.velocity)))
         <= (CARRIED_STEP if track.frames == 1 else FACE_HELD)
     )
-    matched: dict[int, FaceTrack] = {}
-    taken: set[int] = set()
-    for _, i, j in pairs:
-        if i not in matched and j not in taken:
-            matched[i] = tracks[j]
-            taken.add(j)
     followed = []
     for i, (label, xy, zone) in enumerate(faces):
-        was = matched.get(i)
+        was = tracks[pairs[i]] if i in pairs else None
         if was is None:
             followed.append(FaceTrack(label, xy, np.zeros(2), zone, 1, t))
         else:
@@ -451,18 +457,13 @@ class RoundFollower:
         round_ = self.round
         assert round_ is not None
         previous = self.carried
-        pairs = sorted(
-            (float(np.linalg.norm(xy - (track.xy + track.velocity))), i, j)
+        pairs = _nearest_first(
+            (distance, i, j)
             for i, (xy, _) in enumerate(view.backs_xy)
             for j, track in enumerate(previous)
+            if (distance := float(np.linalg.norm(xy - (track.xy + track.velocity)))) <= CARRIED_STEP
         )
-        matched: dict[int, Track] = {}
-        taken: set[int] = set()
-        for distance, i, j in pairs:
-            if distance > CARRIED_STEP or i in matched or j in taken:
-                continue
-            matched[i] = previous[j]
-            taken.add(j)
+        matched = {i: previous[j] for i, j in pairs.items()}
         banker = f"p{self.table.banker}"
         current = []
         for i, (xy, zone) in enumerate(view.backs_xy):
