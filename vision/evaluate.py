@@ -323,7 +323,9 @@ Where the misses come from:
   (dice value accuracy {100 * m["dice_accuracy"]:.1f}% against {100 * m["without_zoom"]["dice_accuracy"]:.1f}%).
 - **8-bit detector.** The shipped detector is quantised with onnxruntime (static, per-channel,
   calibrated on 40 training frames; the head's output layers stay float): on 80 test frames it
-  scored the float model's mAP50-95 (0.419 against 0.419) in about 60% of its time.
+  scored the float model's mAP50-95 (0.419 against 0.419) in about 60% of its time (time both
+  side by side: `python3 benchmarks/pipeline.py --detector FLOAT.onnx`, the float export that
+  `paigow train` writes next to its 8-bit one, then without `--detector`).
 - **Oriented boxes.** In the test set {100 * d["share_with_aabb_iou_over_0.5"]:.2f}% of labelled
   objects overlap a neighbour at axis-aligned IoU >= 0.5 (where axis-aligned NMS would drop
   one), and {100 * d["share_with_obb_iou_over_0.5"]:.2f}% at oriented IoU. The conflict is rare on
