@@ -170,6 +170,16 @@ def test_detector_decodes_letterboxes_and_suppresses_duplicates(tmp_path: Path) 
     assert np.allclose(sides, [60, 60, 150, 150], atol=1)
 
 
+def test_a_box_straddling_two_tiles_side_by_side_is_suppressed(tmp_path: Path) -> None:
+    fake_detector_model(tmp_path / "fake.onnx", [
+        [300, 192, 20, 50, 0.9, 0.0, 0.0, 0.0],  # a tile
+        [320, 192, 20, 50, 0.8, 0.0, 0.0, 0.0],  # the tile beside it, touching
+        [310, 192, 20, 50, 0.7, 0.0, 0.0, 0.0],  # half of each: IoU 1/3 with both
+    ])  # fmt: skip
+    found = Detector(tmp_path / "fake.onnx", zoom=False).detect(np.zeros((384, 640, 3), np.uint8))
+    assert sorted(found.corners.mean(1)[:, 0].round().tolist()) == [300, 320]
+
+
 def test_one_die_seen_twice_at_45_degrees_is_one_die(tmp_path: Path) -> None:
     fake_detector_model(tmp_path / "fake.onnx", [
         [100, 100, 10, 10, 0.0, 0.0, 0.9, 0.0],  # a die
@@ -278,6 +288,7 @@ def test_evaluation_counts_missed_objects() -> None:
     assert 0.3 < result["tile_face_found"] < 0.7
     assert result["tile_face_read_given_found"] == 1.0
     assert 0.3 < result["map50"] < 0.7
+    assert result["face_boxes_on_nothing"] == 0  # a missed tile is not a box on nothing
 
 
 def test_still_frames_leave_out_camera_shake_and_cocked_dice(tmp_path: Path) -> None:
@@ -314,8 +325,11 @@ def test_the_full_report_renders_from_an_evaluation() -> None:
                           "partial_tiles": 1.0, "partial_tiles_n": 1, "dice_still": 1.0,
                           "dice_still_n": 2},
         "crop_ms": 1.0, "without_zoom": {"dice_found": 0.5, "dice_accuracy": 0.5},
+        "suppressed_at_0_5": {"tile_face_found": 1.0, "tile_face_accuracy": 1.0,
+                              "face_boxes_on_nothing": 7},
     }  # fmt: skip
     text = report(result)
     assert "Dice found: 100.0% with the closer look, 50.0% without" in text
+    assert "Face boxes on no labelled object: 0 at 0.3,\n  7 at 0.5" in text
     assert "| mAP50-95 >= 0.85 (28 labels, oriented IoU) | 1.000 | yes |" in text
     assert "| 1920x1080 | 80 | 12.5 |" in text
