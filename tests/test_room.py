@@ -4,9 +4,11 @@ duplicates, gaps), the shift report, retention, and the review UI in a real head
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -281,14 +283,18 @@ def server(store: Store):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def browser():  # type: ignore[no-untyped-def]
+    """Headless Chromium, its scratch files (profile lock sockets, left in /tmp after every
+    run otherwise) in a folder removed afterwards."""
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
         options.add_argument(flag)
-    driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
-    driver.implicitly_wait(2)
-    yield driver
-    driver.quit()
+    with tempfile.TemporaryDirectory(prefix="chromium-") as scratch:
+        service = Service("/usr/bin/chromedriver", env={**os.environ, "TMPDIR": scratch})
+        driver = webdriver.Chrome(options=options, service=service)
+        driver.implicitly_wait(2)
+        yield driver
+        driver.quit()
 
 
 def log_in(browser, url: str, name: str, password: str) -> None:  # type: ignore[no-untyped-def]
