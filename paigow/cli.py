@@ -281,8 +281,15 @@ def cmd_synth_dataset(args: argparse.Namespace) -> int:
     resolution = _resolution(args.resolution) if args.resolution else None
     if not 0 <= args.close_ups <= 1:
         raise UsageError("--close-ups is a share between 0 and 1")
+    if not 0 <= args.cocked_dice <= 1:
+        raise UsageError("--cocked-dice is a share between 0 and 1")
     card = write_dataset(
-        Path(args.out), args.n, args.seed, resolution=resolution, close_ups=args.close_ups
+        Path(args.out),
+        args.n,
+        args.seed,
+        resolution=resolution,
+        close_ups=args.close_ups,
+        cocked_dice=args.cocked_dice,
     )
     labelled = sum(sum(c.values()) for c in card["objects"].values())
     return _emit(
@@ -351,7 +358,13 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     if importlib.util.find_spec("ultralytics") is None:
         raise UsageError("training needs the [train] extra: see README (torch, then ultralytics)")
-    from vision.train import prepare_detector, prepare_reader, train_detector, train_reader
+    from vision.train import (
+        prepare_detector,
+        prepare_flatness,
+        prepare_reader,
+        train_detector,
+        train_reader,
+    )
 
     datasets = [Path(d) for d in args.data]
     for data in datasets:
@@ -369,6 +382,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.stage in ("reader", "both"):
         onnx = train_reader(prepare_reader(datasets, out), out, args.reader_epochs)
         print(f"reader: {onnx}")
+    if args.stage == "flatness":
+        crops = prepare_flatness(datasets, out)
+        onnx = train_reader(crops, out, args.reader_epochs, name="flatness", flips=True)
+        print(f"flatness reader: {onnx}")
     return 0
 
 
@@ -677,6 +694,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--n", type=int, required=True, help="number of images")
     sub.add_argument("--resolution", help="fix every image's size, e.g. 1920x1080")
     sub.add_argument("--close-ups", type=float, default=0.35, help="share of zone close-ups")
+    sub.add_argument(
+        "--cocked-dice", type=float, default=0.05, help="share of dice leaning on an edge"
+    )
     sub = synth_command("round", cmd_synth_round, "Render a whole round: video + ground truth.")
     rules_option(sub)
     sub.add_argument(
@@ -767,7 +787,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--hours", type=float, help="stop the detector after this many hours")
     sub.add_argument("--weights", help="start the detector from this checkpoint (.pt)")
     sub.add_argument("--reader-epochs", type=int, default=12)
-    sub.add_argument("--stage", choices=("detector", "reader", "both"), default="both")
+    sub.add_argument(
+        "--stage",
+        choices=("detector", "reader", "both", "flatness"),
+        default="both",
+        help="both: the detector and the reader; flatness: the dice flatness reader",
+    )
     sub.add_argument("--out", default="runs", help="where training runs go (never committed)")
 
     sub = command("quantize", cmd_quantize, "Quantise an exported detector to 8 bits (needs onnx).")

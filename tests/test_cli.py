@@ -92,6 +92,7 @@ def test_check_setting_reports_expected_and_clause() -> None:
         (["quantize", "no-such-model.onnx", "--data", "."], "no model at no-such-model.onnx"),
         (["quantize", str(ROOT / "models" / "reader.onnx"), "--data", str(ROOT / "docs")],
          "no training frames"),
+        (["synth", "dataset", "--n", "1", "--out", "x", "--cocked-dice", "2"], "--cocked-dice"),
         (["no-such-command"], "no-such-command"),
     ],
 )  # fmt: skip

@@ -30,6 +30,11 @@ def test_detections_columns_must_agree() -> None:
     assert found.xyxy.tolist() == [[0, 0, 10, 30]]
     assert found[np.array([True])].labels == ("6-6",)
     assert found.to_json()[0]["label"] == "6-6"
+    with pytest.raises(ValueError, match="one value per detection"):
+        found.with_labels(("die-3",), np.array([0.9]), np.array([0.1, 0.2]))
+    read = found.with_labels(("die-3",), np.array([0.9]), np.array([0.1]))
+    assert read[np.array([True])].flat.tolist() == [0.1]
+    assert read.with_labels(("die-4",), np.array([0.8])).flat.tolist() == [0.1]  # kept
 
 
 def test_canonical_corners_put_the_long_side_vertical() -> None:

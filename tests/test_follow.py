@@ -157,6 +157,24 @@ def test_a_face_up_tile_must_be_followed_to_be_exposed(
     assert (new == {"exposed-tile-stacking"}) is raised and new <= {"exposed-tile-stacking"}
 
 
+@pytest.mark.parametrize(("flat", "raised"), [(0.9, False), (0.2, True)])
+def test_the_flatness_reader_decides_whether_the_dice_lie_flat(
+    fixture_round, flat: float, raised: bool
+) -> None:  # type: ignore[no-untyped-def]
+    """From pixels a die box is too rough to show a lean; when the reader has judged the dice,
+    its judgement counts, not the box's shape (square here: every die lies flat)."""
+    name, table = fixture_round
+
+    def judged(t: float, seen: Detections) -> Detections:
+        dice = np.array([label.startswith("die-") for label in seen.labels])
+        return seen.with_labels(seen.labels, seen.confidence, np.where(dice, flat, 1.0))
+
+    clean, _ = follow(name, table)
+    alerts, _ = follow(name, table, change=judged)
+    new = {a.kind for a in alerts} - {a.kind for a in clean}
+    assert new == ({"dice-not-flat"} if raised else set())
+
+
 def test_an_abandoned_round_is_closed_without_hands(fixture_round) -> None:  # type: ignore[no-untyped-def]
     name, table = fixture_round
     source = LabelSource(ROUNDS / name / "frames.json.gz")

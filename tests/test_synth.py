@@ -111,6 +111,16 @@ def test_write_dataset(tmp_path: Path) -> None:
     assert len((tmp_path / "annotations.jsonl").read_text().splitlines()) == 6
 
 
+@pytest.mark.parametrize(("share", "flat"), [(0.0, {True}), (1.0, {False})])
+def test_a_share_of_the_dice_lean_on_an_edge(share: float, flat: set[bool]) -> None:
+    """Data for telling a cocked die from a flat one needs many more than the usual 5%."""
+    seen = set()
+    for index in range(8):
+        sample = render_sample(7, index, (640, 360), close_ups=0.0, cocked_dice=share)
+        seen |= {bool(x.tags["flat"]) for x in sample.rendering.labels if "flat" in x.tags}
+    assert seen == flat
+
+
 # Rounds: the plan and its ground truth come from rules/. ---------------------------------------
 
 

@@ -20,13 +20,16 @@ class Detections:
     """N x 2 table millimetres of each centre, once `Locate` has run."""
     zones: tuple[str, ...] = ()
     """N: the table zone each centre lies in (`p1`..`p8`, `bank`, `stack`, `dice` or ``)."""
+    flat: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    """N: how sure the flatness reader is that a die lies flat (1 for a tile), once it has read
+    the dice; empty otherwise."""
 
     def __post_init__(self) -> None:
         n = len(self.labels)
         if self.corners.shape != (n, 4, 2) or self.confidence.shape != (n,):
             raise ValueError("detections columns must all have one row per detection")
-        if self.label_confidence.shape not in ((0,), (n,)):
-            raise ValueError("label_confidence has one value per detection")
+        if self.label_confidence.shape not in ((0,), (n,)) or self.flat.shape not in ((0,), (n,)):
+            raise ValueError("label_confidence and flat have one value per detection")
         if self.table_xy.shape not in ((0, 2), (n, 2)) or len(self.zones) not in (0, n):
             raise ValueError("table_xy and zones have one row per detection")
 
@@ -48,11 +51,22 @@ class Detections:
         conf = self.label_confidence[keep] if len(self.label_confidence) else self.label_confidence
         xy = self.table_xy[keep] if len(self.table_xy) else self.table_xy
         zones = tuple(self.zones[i] for i in keep) if self.zones else ()
+        flat = self.flat[keep] if len(self.flat) else self.flat
         return Detections(self.corners[keep], self.confidence[keep],
-                          tuple(self.labels[i] for i in keep), conf, xy, zones)  # fmt: skip
+                          tuple(self.labels[i] for i in keep), conf, xy, zones, flat)  # fmt: skip
 
-    def with_labels(self, labels: tuple[str, ...], confidence: NDArray[np.float64]) -> Detections:
-        return replace(self, labels=labels, label_confidence=confidence)
+    def with_labels(
+        self,
+        labels: tuple[str, ...],
+        confidence: NDArray[np.float64],
+        flat: NDArray[np.float64] | None = None,
+    ) -> Detections:
+        return replace(
+            self,
+            labels=labels,
+            label_confidence=confidence,
+            flat=self.flat if flat is None else flat,
+        )
 
     def with_places(self, table_xy: NDArray[np.float64], zones: tuple[str, ...]) -> Detections:
         return replace(self, table_xy=table_xy, zones=zones)

@@ -228,16 +228,26 @@ def one_box_per_die(
 
 
 class Reader:
-    """Reads each detected tile and die from its rectified full-resolution crop."""
+    """Reads each detected tile and die from its rectified full-resolution crop, and, with a
+    flatness model, whether each die lies flat."""
 
-    def __init__(self, path: Path = MODELS / "reader.onnx", threads: int = 2) -> None:
+    def __init__(
+        self,
+        path: Path = MODELS / "reader.onnx",
+        threads: int = 2,
+        flatness: Path | None = MODELS / "flatness.onnx",
+    ) -> None:
         self.session = _session(path, threads)
         self.input = self.session.get_inputs()[0]
         self.names = _names(self.session)
+        self.flatness = _session(flatness, threads) if flatness and flatness.exists() else None
+        if self.flatness is not None:
+            self.flat_index = next(k for k, n in _names(self.flatness).items() if n == "flat")
 
     def read(self, image: NDArray[np.uint8], detections: Detections) -> Detections:
         """Label each box with what the reader sees, within what the detector found: a tile or
-        back box becomes a face or `back` (the reader sees pips better), a die box a die value."""
+        back box becomes a face or `back` (the reader sees pips better), a die box a die value
+        (and how sure the flatness model is that it lies flat)."""
         if not len(detections):
             return detections
         crops = [
@@ -252,7 +262,16 @@ class Reader:
             index = allowed[int(np.argmax(probs[row, allowed]))]
             labels.append(self.names[int(index)])
             confidence.append(float(probs[row, index]))
-        return detections.with_labels(tuple(labels), np.asarray(confidence))
+        flat = None
+        dice = [row for row, kind in enumerate(detections.labels) if kind == "die"]
+        if self.flatness is not None:
+            flat = np.ones(len(detections))
+            if dice:
+                blob = cv2.dnn.blobFromImages([crops[row] for row in dice], 1 / 255, (CROP, CROP),
+                                              swapRB=True)  # fmt: skip
+                name = self.flatness.get_inputs()[0].name
+                flat[dice] = self.flatness.run(None, {name: blob})[0][:, self.flat_index]
+        return detections.with_labels(tuple(labels), np.asarray(confidence), flat)
 
     @property
     def _dice(self) -> NDArray[np.int64]:

@@ -1,8 +1,9 @@
-"""`paigow train`: the two models, trained from scratch on `paigow synth dataset` output.
+"""`paigow train`: the models, trained from scratch on `paigow synth dataset` output.
 
 The detector (YOLO11n-OBB) finds face-up tiles, face-down tiles and dice with oriented boxes;
-the reader (YOLO11n-cls) reads each rectified crop: a tile's face, a back, or a die's value.
-Training needs the `[train]` extra (torch, ultralytics); nothing is downloaded.
+the reader (YOLO11n-cls) reads each rectified crop: a tile's face, a back, or a die's value;
+the flatness reader (YOLO11n-cls) tells from a die's crop whether it lies flat or leans on an
+edge. Training needs the `[train]` extra (torch, ultralytics); nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -139,6 +140,38 @@ def prepare_reader(datasets: list[Path], out: Path, per_class: int = 1500, seed:
     return root
 
 
+FLATNESS_CLASSES = ("cocked", "flat")
+
+
+def prepare_flatness(datasets: list[Path], out: Path, per_class: int = 4000, seed: int = 0) -> Path:
+    """Die crops (boxes moved as the detector's are) in `flat` and `cocked` class folders.
+    Cocked dice are rare in ordinary scenes: train on a data set rendered with
+    `--cocked-dice 0.5`; each cocked die gives `DIE_COPIES` crops, each flat one a single."""
+    root = out / "flatness-data"
+    shutil.rmtree(root, ignore_errors=True)
+    for split in ("train", "val"):
+        for name in FLATNESS_CLASSES:
+            (root / split / name).mkdir(parents=True)
+    rng = np.random.default_rng(seed)
+    counts: Counter[tuple[str, str]] = Counter()
+    entries = [(data, e) for data in datasets for e in _annotations(data)]
+    for data, entry in tqdm(entries, desc="flatness crops", unit="img"):
+        split = entry["split"]
+        cap = per_class if split == "train" else per_class // 5
+        dice = [o for o in entry["objects"] if o["labelled"] and o["label"].startswith("die-")]
+        image = cv2.imread(str(data / entry["image"])) if dice else None
+        for index, obj in enumerate(dice):
+            name = "flat" if obj["tags"].get("flat", True) else "cocked"
+            for copy in range(1 if name == "flat" else DIE_COPIES):
+                if counts[split, name] >= cap:
+                    break
+                corners = jitter(np.asarray(obj["corners"], dtype=np.float64), rng, die=True)
+                crop = f"{data.name}-{Path(entry['image']).stem}_{index}_{copy}.png"
+                cv2.imwrite(str(root / split / name / crop), cut(image, corners, True))
+                counts[split, name] += 1
+    return root
+
+
 def jitter(corners: np.ndarray, rng: np.random.Generator, die: bool) -> np.ndarray:
     """Move a true box as the detector's boxes move (`vision.crops` has the measurements):
     a tile's by a tenth of its width, a few percent in size and a few degrees; a die's by a
@@ -186,12 +219,16 @@ def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
     return Path(exported)
 
 
-def train_reader(crops: Path, out: Path, epochs: int, imgsz: int = CROP) -> Path:
+def train_reader(crops: Path, out: Path, epochs: int, imgsz: int = CROP,
+                 name: str = "reader", flips: bool = False) -> Path:  # fmt: skip
+    """A classifier of crops by class folder. A die leans or lies flat whichever way it is
+    mirrored, so the flatness reader also sees flipped crops."""
     yolo = _yolo()("yolo11n-cls.yaml")
     out = out.resolve()
     yolo.train(data=str(crops), epochs=epochs, imgsz=imgsz, batch=128, workers=2, device="cpu",
-               project=str(out), name="reader", exist_ok=True, pretrained=False, amp=False,
-               plots=False, fliplr=0.0, erasing=0.0, auto_augment=None, verbose=False)  # fmt: skip
+               project=str(out), name=name, exist_ok=True, pretrained=False, amp=False,
+               plots=False, fliplr=0.5 if flips else 0.0, erasing=0.0, auto_augment=None,
+               verbose=False)  # fmt: skip
     best = Path(yolo.trainer.save_dir) / "weights" / "best.pt"
     exported = _yolo()(str(best)).export(format="onnx", imgsz=imgsz, simplify=True, dynamic=True)
     return Path(exported)

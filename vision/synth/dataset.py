@@ -26,7 +26,7 @@ from tqdm import tqdm
 from vision.synth.labels import CLASS_ID, CLASSES
 from vision.synth.layout import TableLayout
 from vision.synth.render import Look, Renderer, Rendering
-from vision.synth.sampler import random_camera, random_scene
+from vision.synth.sampler import COCKED_DICE, random_camera, random_scene
 from vision.synth.textures import ClothStyle, Image, cloth_image, random_cloth
 
 LAYOUT = TableLayout()
@@ -67,12 +67,16 @@ def _renderer(seed: int, group: int, resolution: tuple[int, int] | None) -> Rend
 
 
 def render_sample(
-    seed: int, index: int, resolution: tuple[int, int] | None = None, close_ups: float = 0.35
+    seed: int,
+    index: int,
+    resolution: tuple[int, int] | None = None,
+    close_ups: float = 0.35,
+    cocked_dice: float = COCKED_DICE,
 ) -> Sample:
     """Image `index` of the data set for `seed`: the same pixels whatever else is generated.
     `close_ups` is the share of images that show one zone close up rather than the table."""
     rng = np.random.default_rng([seed, index])
-    things = random_scene(rng, LAYOUT)
+    things = random_scene(rng, LAYOUT, cocked_dice)
     if rng.random() < close_ups:  # a close-up of one zone: its own camera
         camera = random_camera(rng, LAYOUT, resolution, zone=True, things=things)
         styles = cloth_styles(seed)
@@ -112,6 +116,7 @@ def write_dataset(
     val_fraction: float = 0.1,
     resolution: tuple[int, int] | None = None,
     close_ups: float = 0.35,
+    cocked_dice: float = COCKED_DICE,
     progress: bool = True,
 ) -> dict:  # type: ignore[type-arg]
     """Render and write `n` images; returns the data-set card."""
@@ -122,7 +127,7 @@ def write_dataset(
     with (out / "annotations.jsonl").open("w") as annotations:
         for index in tqdm(range(n), desc="rendering", unit="img", disable=not progress):
             split = "val" if (index * 7919 % 1000) < val_fraction * 1000 else "train"
-            sample = render_sample(seed, index, resolution, close_ups)
+            sample = render_sample(seed, index, resolution, close_ups, cocked_dice)
             width, height = sample.resolution
             name = f"{index:06d}"
             for folder in (
@@ -186,9 +191,11 @@ def write_dataset(
         "classes": list(CLASSES),
         "objects": {split: {c: counts[split][c] for c in CLASSES} for split in counts},
         "close_ups": close_ups,
+        "cocked_dice": cocked_dice,
         "command": f"paigow synth dataset --n {n} --out {out} --seed {seed}"
         + (f" --resolution {resolution[0]}x{resolution[1]}" if resolution else "")
-        + (f" --close-ups {close_ups}" if close_ups != 0.35 else ""),
+        + (f" --close-ups {close_ups}" if close_ups != 0.35 else "")
+        + (f" --cocked-dice {cocked_dice}" if cocked_dice != COCKED_DICE else ""),
     }
     (out / "card.json").write_text(json.dumps(card, indent=2) + "\n")
     (out / "README.md").write_text(_card_markdown(card))

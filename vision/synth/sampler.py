@@ -73,9 +73,15 @@ def random_camera(
     return Camera.look_at(width, height, position, target, hfov, up, k1)
 
 
-def random_scene(rng: np.random.Generator, layout: TableLayout) -> list[Thing]:
-    """A genuine set of 32 tiles dealt out in a random mix of round stages, plus dice and
-    distractors."""
+COCKED_DICE = 0.05
+"""The share of dice that lean on an edge (not flat) in a random scene."""
+
+
+def random_scene(
+    rng: np.random.Generator, layout: TableLayout, cocked_dice: float = COCKED_DICE
+) -> list[Thing]:
+    """A genuine set of 32 tiles dealt out in a random mix of round stages, plus dice (this
+    share of them cocked) and distractors."""
     size = TileSize.random(rng)
     faces = list(FACES_IN_SET)
     rng.shuffle(faces)
@@ -90,7 +96,7 @@ def random_scene(rng: np.random.Generator, layout: TableLayout) -> list[Thing]:
         style = rng.choice(["stack", "block", "set", "exposed", "exposed"])
         things += _hand(group, position, str(style), layout, size, rng)
     things += _loose(rest, layout, size, rng, face_up_chance=float(rng.uniform(0.3, 1.0)))
-    things += _dice(layout, rng)
+    things += _dice(layout, rng, cocked_dice)
     things += _distractors(layout, rng)
     return things
 
@@ -198,7 +204,7 @@ def _loose(
     return things
 
 
-def _dice(layout: TableLayout, rng: np.random.Generator) -> list[Thing]:
+def _dice(layout: TableLayout, rng: np.random.Generator, cocked: float) -> list[Thing]:
     dx, dy = layout.dice_area
     if rng.random() < 0.3:
         dx, dy = rng.uniform(-600, 600), rng.uniform(150, 800)
@@ -206,7 +212,7 @@ def _dice(layout: TableLayout, rng: np.random.Generator) -> list[Thing]:
     side = float(rng.uniform(13, 17))
     things: list[Thing] = []
     for k in range(count):
-        tilt = float(rng.uniform(0.4, 0.8)) if rng.random() < 0.05 else 0.0
+        tilt = float(rng.uniform(0.4, 0.8)) if rng.random() < cocked else 0.0
         x = dx + (k - 1) * side * rng.uniform(1.05, 1.8)
         things.append(
             die(
