@@ -73,3 +73,22 @@ def test_detector_crops_carry_every_whole_object_at_the_detectors_scale(tmp_path
                 if (corners >= 0).all() and (corners <= DETECTOR_CROP).all():
                     expected = corners / DETECTOR_CROP
                     assert any(np.allclose(b, expected, atol=1e-5) for b in labelled), obj
+
+
+@pytest.mark.parametrize(("share", "folder"), [(1.0, "cocked"), (0.0, "flat")])
+def test_flatness_crops_go_to_the_folder_of_how_the_die_lies(
+    tmp_path: Path, share: float, folder: str
+) -> None:
+    from vision.synth.dataset import write_dataset
+    from vision.train import DIE_COPIES, prepare_flatness
+
+    data = tmp_path / "data"
+    card = write_dataset(data, 4, 3, resolution=(1280, 720), close_ups=0.0, cocked_dice=share,
+                         progress=False)  # fmt: skip
+    dice = sum(n for split in card["objects"].values() for c, n in split.items()
+               if c.startswith("die-"))  # fmt: skip
+    assert dice > 0
+    root = prepare_flatness([data], tmp_path / "out")
+    crops = {name: len(list(root.glob(f"*/{name}/*.png"))) for name in ("flat", "cocked")}
+    copies = DIE_COPIES if folder == "cocked" else 1
+    assert crops == {"flat": 0, "cocked": 0} | {folder: dice * copies}
