@@ -19,6 +19,9 @@ TILE_MARGIN = 1.15
 """A tile crop spans its box grown by 15% each way, so a box a little short keeps every pip."""
 DIE_MARGIN = 1.4
 """A die crop is an upright square 1.4 times the box's mean side around the box's centre."""
+LEAN_MARGIN = 2.2
+"""Whether a die leans shows beside its top face (the side it leans to), so the flatness
+reader's crop is wider: 2.2 times the top face's side."""
 
 
 def canonical(corners: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -30,13 +33,18 @@ def canonical(corners: NDArray[np.float64]) -> NDArray[np.float64]:
     return corners if first <= second else np.roll(corners, -1, axis=0)
 
 
-def cut(image: NDArray[np.uint8], corners: NDArray[np.float64], die: bool) -> NDArray[np.uint8]:
+def cut(
+    image: NDArray[np.uint8],
+    corners: NDArray[np.float64],
+    die: bool,
+    die_margin: float = DIE_MARGIN,
+) -> NDArray[np.uint8]:
     """The reader's CROP x CROP view of one box: a tile rectified along its own axes, a die as
     an upright square (its pips read the same at any turn, and its box's turn is a guess)."""
     corners = np.asarray(corners, dtype=np.float64)
     centre = corners.mean(0)
     if die:
-        side = np.mean(np.linalg.norm(np.roll(corners, -1, 0) - corners, axis=1)) * DIE_MARGIN
+        side = np.mean(np.linalg.norm(np.roll(corners, -1, 0) - corners, axis=1)) * die_margin
         half = side / 2
         src = centre + np.array([[-half, -half], [half, -half], [half, half], [-half, half]])
     else:

@@ -18,7 +18,7 @@ import numpy as np
 import onnxruntime as ort
 from numpy.typing import NDArray
 
-from vision.crops import CROP, cut
+from vision.crops import CROP, LEAN_MARGIN, cut
 from vision.detections import Detections
 
 MODELS = Path(os.environ.get("PAIGOW_MODELS", Path(__file__).resolve().parents[1] / "models"))
@@ -267,8 +267,8 @@ class Reader:
         if self.flatness is not None:
             flat = np.ones(len(detections))
             if dice:
-                blob = cv2.dnn.blobFromImages([crops[row] for row in dice], 1 / 255, (CROP, CROP),
-                                              swapRB=True)  # fmt: skip
+                wide = [cut(image, detections.corners[row], True, LEAN_MARGIN) for row in dice]
+                blob = cv2.dnn.blobFromImages(wide, 1 / 255, (CROP, CROP), swapRB=True)
                 name = self.flatness.get_inputs()[0].name
                 flat[dice] = self.flatness.run(None, {name: blob})[0][:, self.flat_index]
         return detections.with_labels(tuple(labels), np.asarray(confidence), flat)

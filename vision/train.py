@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 from tqdm import tqdm
 
-from vision.crops import CROP, canonical, cut
+from vision.crops import CROP, LEAN_MARGIN, canonical, cut
 from vision.detector import DETECTOR_CLASSES, DETECTOR_INPUT, DETECTOR_SCALE
 from vision.synth.labels import CLASSES
 
@@ -146,7 +146,8 @@ FLATNESS_CLASSES = ("cocked", "flat")
 def prepare_flatness(datasets: list[Path], out: Path, per_class: int = 4000, seed: int = 0) -> Path:
     """Die crops (boxes moved as the detector's are) in `flat` and `cocked` class folders.
     Cocked dice are rare in ordinary scenes: train on a data set rendered with
-    `--cocked-dice 0.5`; each cocked die gives `DIE_COPIES` crops, each flat one a single."""
+    `--cocked-dice 0.5`; each cocked die gives `DIE_COPIES` crops, each flat one a single.
+    Frames with a shaken camera's blur are left out: the follower judges dice lying still."""
     root = out / "flatness-data"
     shutil.rmtree(root, ignore_errors=True)
     for split in ("train", "val"):
@@ -159,6 +160,8 @@ def prepare_flatness(datasets: list[Path], out: Path, per_class: int = 4000, see
         split = entry["split"]
         cap = per_class if split == "train" else per_class // 5
         dice = [o for o in entry["objects"] if o["labelled"] and o["label"].startswith("die-")]
+        if entry.get("motion_blur", 0):
+            continue
         image = cv2.imread(str(data / entry["image"])) if dice else None
         for index, obj in enumerate(dice):
             name = "flat" if obj["tags"].get("flat", True) else "cocked"
@@ -167,7 +170,7 @@ def prepare_flatness(datasets: list[Path], out: Path, per_class: int = 4000, see
                     break
                 corners = jitter(np.asarray(obj["corners"], dtype=np.float64), rng, die=True)
                 crop = f"{data.name}-{Path(entry['image']).stem}_{index}_{copy}.png"
-                cv2.imwrite(str(root / split / name / crop), cut(image, corners, True))
+                cv2.imwrite(str(root / split / name / crop), cut(image, corners, True, LEAN_MARGIN))
                 counts[split, name] += 1
     return root
 
