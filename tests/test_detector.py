@@ -333,7 +333,12 @@ def test_the_full_report_renders_from_an_evaluation() -> None:
         "suppressed_at_0_5": {"tile_face_found": 1.0, "tile_face_accuracy": 1.0,
                               "face_boxes_on_nothing": 7},
     }  # fmt: skip
+    assert "Does a die lie flat" not in report(result)
+    result["flatness"] = {"test_set": "cocked set", "truth_flat": 0.99, "truth_flat_n": 100,
+                          "truth_cocked": 0.9, "truth_cocked_n": 50, "detected_flat": 0.98,
+                          "detected_flat_n": 90, "detected_cocked": 0.8, "detected_cocked_n": 40}  # fmt: skip
     text = report(result)
+    assert "| the detector's | 98.0% of 90 | 80.0% of 40 |" in text
     assert "Dice found: 100.0% with the closer look, 50.0% without" in text
     assert "Face boxes on no labelled object: 0 at 0.3,\n  7 at 0.5" in text
     assert "| mAP50-95 >= 0.85 (28 labels, oriented IoU) | 1.000 | yes |" in text
