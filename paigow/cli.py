@@ -371,10 +371,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         if not (data / "annotations.jsonl").exists():
             raise UsageError(f"{data} is not a `paigow synth dataset` folder (no annotations)")
     out = Path(args.out)
+    weights = Path(args.weights) if args.weights else None
+    if weights and not weights.is_file():
+        raise UsageError(f"no checkpoint at {weights}")
     if args.stage in ("detector", "both"):
-        weights = Path(args.weights) if args.weights else None
-        if weights and not weights.is_file():
-            raise UsageError(f"no checkpoint at {weights}")
         prepared = prepare_detector(datasets, out)
         onnx = train_detector(prepared, out, args.epochs, args.hours, weights=weights)
         print(f"detector: {onnx}")
@@ -384,7 +384,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         print(f"reader: {onnx}")
     if args.stage == "flatness":
         crops = prepare_flatness(datasets, out)
-        onnx = train_reader(crops, out, args.reader_epochs, name="flatness", flips=True)
+        onnx = train_reader(crops, out, args.reader_epochs, name="flatness", flips=True,
+                            weights=weights)  # fmt: skip
         print(f"flatness reader: {onnx}")
     return 0
 
@@ -785,7 +786,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--data", required=True, nargs="+", help="`paigow synth dataset` folders")
     sub.add_argument("--epochs", type=int, default=30, help="detector epochs")
     sub.add_argument("--hours", type=float, help="stop the detector after this many hours")
-    sub.add_argument("--weights", help="start the detector from this checkpoint (.pt)")
+    sub.add_argument(
+        "--weights", help="start the detector (or the flatness reader) from this checkpoint (.pt)"
+    )
     sub.add_argument("--reader-epochs", type=int, default=12)
     sub.add_argument(
         "--stage",

@@ -334,9 +334,11 @@ def test_the_full_report_renders_from_an_evaluation() -> None:
                               "face_boxes_on_nothing": 7},
     }  # fmt: skip
     assert "Does a die lie flat" not in report(result)
-    result["flatness"] = {"test_set": "cocked set", "truth_flat": 0.99, "truth_flat_n": 100,
-                          "truth_cocked": 0.9, "truth_cocked_n": 50, "detected_flat": 0.98,
-                          "detected_flat_n": 90, "detected_cocked": 0.8, "detected_cocked_n": 40}  # fmt: skip
+    result["flatness"] = {
+        "test_set": "cocked set", "truth_flat": 0.99, "truth_flat_n": 100, "truth_cocked": 0.9,
+        "truth_cocked_n": 50, "detected_flat": 0.98, "detected_flat_n": 90,
+        "detected_cocked": 0.8, "detected_cocked_n": 40,
+    }  # fmt: skip
     text = report(result)
     assert "| the detector's | 98.0% of 90 | 80.0% of 40 |" in text
     assert "Dice found: 100.0% with the closer look, 50.0% without" in text

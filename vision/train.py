@@ -222,11 +222,12 @@ def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
     return Path(exported)
 
 
-def train_reader(crops: Path, out: Path, epochs: int, imgsz: int = CROP,
-                 name: str = "reader", flips: bool = False) -> Path:  # fmt: skip
-    """A classifier of crops by class folder. A die leans or lies flat whichever way it is
-    mirrored, so the flatness reader also sees flipped crops."""
-    yolo = _yolo()("yolo11n-cls.yaml")
+def train_reader(crops: Path, out: Path, epochs: int, imgsz: int = CROP, name: str = "reader",
+                 flips: bool = False, weights: Path | None = None) -> Path:  # fmt: skip
+    """A classifier of crops by class folder, from scratch or on from a checkpoint. A die
+    leans or lies flat whichever way it is mirrored, so the flatness reader also sees flipped
+    crops."""
+    yolo = _yolo()(str(weights) if weights else "yolo11n-cls.yaml")
     out = out.resolve()
     yolo.train(data=str(crops), epochs=epochs, imgsz=imgsz, batch=128, workers=2, device="cpu",
                project=str(out), name=name, exist_ok=True, pretrained=False, amp=False,
