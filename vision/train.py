@@ -230,7 +230,7 @@ def train_reader(crops: Path, out: Path, epochs: int, imgsz: int = CROP, name: s
     yolo = _yolo()(str(weights) if weights else "yolo11n-cls.yaml")
     out = out.resolve()
     yolo.train(data=str(crops), epochs=epochs, imgsz=imgsz, batch=128, workers=2, device="cpu",
-               project=str(out), name=name, exist_ok=True, pretrained=False, amp=False,
+               project=str(out), name=name, exist_ok=True, pretrained=bool(weights), amp=False,
                plots=False, fliplr=0.5 if flips else 0.0, erasing=0.0, auto_augment=None,
                verbose=False)  # fmt: skip
     best = Path(yolo.trainer.save_dir) / "weights" / "best.pt"
