@@ -234,6 +234,7 @@ def _sightings(*dice: tuple[str, float, float] | None) -> list[tuple[str, np.nda
 
 
 A, B, C = ("die-2", 340.0, 0.97), ("die-5", 360.0, 0.95), ("die-6", 380.0, 0.8)
+D = ("die-2", 349.0, 0.9)  # 9 mm from A: A seen twice, or a box across A and B
 
 
 @pytest.mark.parametrize(
@@ -249,6 +250,16 @@ A, B, C = ("die-2", 340.0, 0.97), ("die-5", 360.0, 0.95), ("die-6", 380.0, 0.8)
         ([_sightings(A, B, C)] + [_sightings(A, B)] * 4, [["die-2"] * 5, ["die-5"] * 5]),
         ([_sightings(A)] * 4 + [_sightings(("die-2", 345.0, 0.97))], [["die-2"] * 5]),
         ([_sightings(A)] * 3 + [_sightings(("die-2", 346.5, 0.97))] * 2, "rolling"),  # it slid
+        # a box straddling two touching dice, in two frames or only the last: not a fourth die
+        (
+            [_sightings(A, B, C, D), _sightings(A, B, C), _sightings(A, B, C, D)]
+            + [_sightings(A, B, C)] * 2,
+            [["die-2"] * 5, ["die-5"] * 5, ["die-6"] * 5],
+        ),
+        (
+            [_sightings(A, B, C)] * 4 + [_sightings(A, B, C, D)],
+            [["die-2"] * 5, ["die-5"] * 5, ["die-6"] * 5],
+        ),
     ],
 )
 def test_dice_pooled_over_frames(frames: list, dice: list | str) -> None:  # type: ignore[type-arg]

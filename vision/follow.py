@@ -54,6 +54,9 @@ DIE_PLACE = 7.0
 """Millimetres within which two sightings are the same die (dice are 13-19 mm across)."""
 DIE_STILL = 6.0
 """Millimetres a die's sightings may spread over the window and still be lying still."""
+DIE_APART = 12.0
+"""Dice are 13-19 mm across, so two dice lie at least this far apart, centre to centre: a box
+closer to a steadier die is that die seen twice, or a box straddling two touching dice."""
 
 
 class Phase(Enum):
@@ -859,8 +862,9 @@ def _pool_dice(
 ) -> list[list[tuple[str, float]]] | None:
     """The dice of a window of frames, left to right, each with its (label, flatness) sightings:
     a die is a place (within `DIE_PLACE` mm) seen in at least `DICE_SEEN` of the frames, so a
-    die the detector misses now and then still counts, and a one-frame phantom does not. None
-    while a die still moves: its sightings spread, or the last frame shows one in a new place."""
+    die the detector misses now and then still counts, and a one-frame phantom does not; a place
+    within `DIE_APART` of a steadier one is that die again. None while a die still moves: its
+    sightings spread, or the last frame shows one in a new place."""
     places: list[list[tuple[str, NDArray[np.float64], float, int]]] = []
     for index, frame in enumerate(frames):
         for label, xy, flat in frame:
@@ -869,8 +873,15 @@ def _pool_dice(
                 near[0].append((label, xy, flat, index))
             else:
                 places.append([(label, xy, flat, index)])
-    dice = [p for p in places if len({s[3] for s in p}) * DICE_SEEN >= len(frames)]
-    stray = [p for p in places if len({s[3] for s in p}) * DICE_SEEN < len(frames)]
+    places.sort(key=lambda p: -len({s[3] for s in p}))  # the steadiest first
+    kept: list[list[tuple[str, NDArray[np.float64], float, int]]] = []
+    for place in places:
+        centre = np.mean([s[1] for s in place], axis=0)
+        if all(np.linalg.norm(centre - np.mean([s[1] for s in k], axis=0)) >= DIE_APART
+               for k in kept):  # fmt: skip
+            kept.append(place)
+    dice = [p for p in kept if len({s[3] for s in p}) * DICE_SEEN >= len(frames)]
+    stray = [p for p in kept if len({s[3] for s in p}) * DICE_SEEN < len(frames)]
     if any(s[3] == len(frames) - 1 for p in stray for s in p):
         return None
     for die in dice:
