@@ -225,7 +225,8 @@ def report(
             "**the simulator's labels** (a perfect detector and reader), so these numbers "
             "measure the round logic alone and are an upper bound for the product."
             if source == "labels"
-            else "**the shipped models** (`models/detector.onnx` + `models/reader.onnx`)."
+            else "**the shipped models** (`models/detector.onnx`, `models/reader.onnx`, "
+            "`models/flatness.onnx`)."
         ),
         "",
         f"Reproduce: `{command}` ({wall / 60:.0f} min here).",
