@@ -875,11 +875,12 @@ def _pool_dice(
                 places.append([(label, xy, flat, index)])
     places.sort(key=lambda p: -len({s[3] for s in p}))  # the steadiest first
     kept: list[list[tuple[str, NDArray[np.float64], float, int]]] = []
+    centres: list[NDArray[np.float64]] = []
     for place in places:
         centre = np.mean([s[1] for s in place], axis=0)
-        if all(np.linalg.norm(centre - np.mean([s[1] for s in k], axis=0)) >= DIE_APART
-               for k in kept):  # fmt: skip
+        if all(np.linalg.norm(centre - c) >= DIE_APART for c in centres):
             kept.append(place)
+            centres.append(centre)
     dice = [p for p in kept if len({s[3] for s in p}) * DICE_SEEN >= len(frames)]
     stray = [p for p in kept if len({s[3] for s in p}) * DICE_SEEN < len(frames)]
     if any(s[3] == len(frames) - 1 for p in stray for s in p):
