@@ -14,7 +14,7 @@ import pytest
 
 from vision.crops import CROP, canonical, cut
 from vision.detections import Detections
-from vision.detector import Detector, Reader, zoom_windows
+from vision.detector import Detector, Reader, _near_any, zoom_windows
 from vision.evaluate import polygon_iou
 from vision.synth.round import Studio, Timeline
 
@@ -220,6 +220,21 @@ def test_closer_looks_cover_the_die_candidates(
 ) -> None:
     found = np.asarray(candidates, np.float64).reshape(-1, 3)
     assert zoom_windows(found[:, :2], found[:, 2], 1920, 1080) == windows
+
+
+@pytest.mark.parametrize(
+    ("points", "others", "near"),
+    [
+        ([(0, 0), (30, 0)], [(5, 0)], [True, False]),  # within its own 10-px side
+        ([(0, 0)], [], [False]),  # the closer look saw no die: keep the sure one
+    ],
+)
+def test_a_sure_die_is_replaced_only_where_the_closer_look_saw_one(
+    points: list[tuple[float, float]], others: list[tuple[float, float]], near: list[bool]
+) -> None:
+    found = _near_any(np.array(points, float), np.array(others, float).reshape(-1, 2),
+                      np.full(len(points), 10.0))  # fmt: skip
+    assert found.tolist() == near
 
 
 @pytest.mark.parametrize("seed", [12, 13, 15])
