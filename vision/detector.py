@@ -133,9 +133,10 @@ class Detector:
             h, w = image.shape[:2]
             windows = zoom_windows(corners[dice].mean(1), conf[dice], w, h)
             close = self._look_closer(image, windows)
-            confirmed = _near_any(corners.mean(1), close[0].mean(1), _short_sides(corners))
+            centres = corners.mean(1)
+            confirmed = _near_any(centres, close[0].mean(1), _short_sides(corners))
             replaced = confirmed | (conf < SURE_DIE)
-            keep &= ~(dice & _inside_any(corners.mean(1), windows) & replaced)
+            keep &= ~(dice & _inside_any(centres, windows) & replaced)
             corners = np.concatenate([corners[keep], close[0]])
             kinds = np.concatenate([kinds[keep], close[1]])
             conf = np.concatenate([conf[keep], close[2]])
@@ -244,7 +245,7 @@ def one_box_per_die(
     A die is a square, so two boxes on it can be turned 45 degrees apart and overlap less than
     NMS's IoU threshold."""
     centres = corners.mean(1)
-    radius = SAME_DIE * np.linalg.norm(np.roll(corners, -1, axis=1) - corners, axis=2).min(1)
+    radius = SAME_DIE * _short_sides(corners)
     kept: list[int] = []
     for i in strongest_first:
         if is_die[i] and any(
@@ -291,8 +292,8 @@ class Reader:
             labels.append(self.names[int(index)])
             confidence.append(float(probs[row, index]))
         flat = None
-        dice = [row for row, kind in enumerate(detections.labels) if kind == "die"]
         if self.flatness is not None:
+            dice = [row for row, kind in enumerate(detections.labels) if kind == "die"]
             flat = np.ones(len(detections))
             if dice:
                 wide = [cut(image, detections.corners[row], True, LEAN_MARGIN) for row in dice]
