@@ -64,11 +64,16 @@ right: 75.3% at 0.35, 81.5% at 0.25, 84.9% at 0.15, 85.6% at 0.1; die boxes on n
 
 
 def _session(path: Path, threads: int) -> ort.InferenceSession:
+    """A CPU session whose worker threads sleep between runs. onnxruntime's default keeps them
+    spinning after each run: the frame's three sessions (detector, reader, flatness) and the
+    Python between them then fight over two cores, and the whole-frame pass took 70 ms in a
+    replay instead of 42 (`benchmarks/pipeline.py`, docs/benchmarks.md)."""
     if not path.exists():
         raise FileNotFoundError(f"model file {path} is missing")
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
