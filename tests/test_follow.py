@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from rules import Setting
+from vision.accuracy import run_round
 from vision.detections import Detections
 from vision.follow import RoundFollower, Streak, _one_per_place, _pool_dice
 from vision.judge import Judge, SetHand
@@ -357,3 +358,24 @@ def test_unknown_cut_in_table_yaml_is_refused(fixture_round) -> None:  # type: i
     with pytest.raises(ValueError, match="unknown cut"):
         TableConfig.model_validate(data)
     assert np.isfinite(np.asarray(table.homography)).all()
+
+
+@pytest.mark.parametrize(
+    ("seed", "injected"),
+    [
+        (2, "hands-swapped"),
+        (3, "hands-swapped"),
+        (4, "hands-swapped"),
+        (2, None),
+        (14, "exposed-tile-dealing"),
+    ],
+    ids=["banker's box and 6", "neighbours 3 and 4", "far apart", "clean", "exposed first block"],
+)
+def test_simulated_rounds_raise_what_was_injected(seed: int, injected: str | None) -> None:
+    """A hand carried out of its box and put down in another's is a swap, the banker's box
+    included; the bank's hand going to the bank area over the table is not. A block delivered
+    with its top tile face up still shows where the delivery began (it raised a false
+    wrong-first-position: the box held one back, not two)."""
+    outcome = run_round((seed, "nz-1998", injected, "labels", (1280, 720)))
+    assert outcome.raised == ([injected] if injected else [])
+    assert all(0 <= seconds <= 1.0 for seconds in outcome.latency.values())

@@ -31,6 +31,7 @@ from vision.synth.round import (
     EXPOSED_EARLY,
     FPS,
     INJECTABLE,
+    SWAP_MOVE,
     Studio,
     Timeline,
     ground_truth,
@@ -87,7 +88,9 @@ def evidence_time(studio: Studio, kind: str) -> float:
         return max(exposed[int(p)] for p in found["sizes"])  # type: ignore[attr-defined]
     if kind == "missing-tile":
         return max(exposed.values())
-    return tl.setting  # hands-swapped
+    # hands-swapped: each hand is put down in the other's box (until then hands carried over
+    # the table could still be going to the bank area or back)
+    return tl.setting + SWAP_MOVE
 
 
 def run_round(args: tuple[int, str, str | None, str, tuple[int, int]]) -> Outcome:

@@ -38,6 +38,10 @@ STEADY = 3
 """Frames a sighting must hold before it counts (0.3 s at 10 analysed frames a second)."""
 CARRIED_STEP = 150.0
 """Millimetres a carried tile may move between analysed frames and still be the same tile."""
+RESTING = 20.0
+"""Millimetres a face-down tile may move between analysed frames and still be lying where it
+is: a hand carried over a box on its way elsewhere (the bank's hand to the bank area) has not
+landed there."""
 LATE = 0.0
 """Seconds after a group arrives by which the stacks it emptied must be gone: a block leaves its
 stack before it arrives, so a stack still standing when its group arrives was not taken."""
@@ -200,7 +204,7 @@ class Track:
     xy: NDArray[np.float64]
     zone: str
     origin: str
-    """Where it last lay: the zone it is in, or for a tile in transit the one it left."""
+    """The zone it last lay still in (for a tile in transit, the one it left)."""
     velocity: NDArray[np.float64]
 
 
@@ -443,8 +447,10 @@ class RoundFollower:
         assert round_ is not None
         for zone, streak in self.arrivals.items():
             position = int(zone[1:])
-            # A block shows two tiles (the others lie under them); one alone is not a block.
-            if streak.update(view.backs.get(zone, 0) >= 2, t) and position not in round_.served:
+            # A block shows two tiles (the others lie under them); one alone is not a block. One
+            # of the two may lie face up (a tile exposed while dealing is still delivered).
+            shown = view.backs.get(zone, 0) + view.faces.get(zone, 0)
+            if streak.update(shown >= 2, t) and position not in round_.served:
                 round_.served[position] = streak.since
                 if round_.first_seen is None and len(round_.served) == 1:
                     self._first_position(position, streak.since, t, out)
@@ -456,9 +462,10 @@ class RoundFollower:
     def _watch_carried(self, t: float, view: View, out: list[Raised]) -> None:
         """Tiles carried from one player's box into another's after delivery. Face-down tiles
         are followed from frame to frame (nearest predicted position, one to one, so two hands
-        passing each other keep apart); a tile in transit remembers the zone it was last lying
-        in, and one that lands in another player's box than it left raises the alert. The
-        bank's hand going to the bank area is the dealer's job, not a swap."""
+        passing each other keep apart); each remembers the zone it last lay still in, and one
+        that comes to rest in another player's box than the served box it left raises the
+        alert. A tile that moves on is only passing over a box; the bank's hand going to the
+        bank area is the dealer's job, not a swap."""
         round_ = self.round
         assert round_ is not None
         previous = self.carried
@@ -469,33 +476,31 @@ class RoundFollower:
             if (distance := float(np.linalg.norm(xy - (track.xy + track.velocity)))) <= CARRIED_STEP
         )
         matched = {i: previous[j] for i, j in pairs.items()}
-        banker = f"p{self.table.banker}"
         current = []
         for i, (xy, zone) in enumerate(view.backs_xy):
             before = matched.get(i)
-            origin = zone
-            if zone == "" and before is not None:
-                origin = before.origin if before.zone == "" else before.zone
-            left = before.origin if before is not None and before.zone == "" else ""
-            if (
-                zone in PLAYER_ZONES
-                and left in PLAYER_ZONES
-                and left not in (zone, banker)
-                and int(left[1:]) in round_.served
-            ):
-                a = min(int(left[1:]), int(zone[1:]))
-                self._alert(
-                    out,
-                    K.HANDS_SWAPPED,
-                    a,
-                    f"position {a}'s tiles stay at {a}",
-                    f"tiles carried from position {left[1:]} to {zone[1:]}",
-                    t,
-                    t,
-                    0.8,
-                    zone,
-                )
             velocity = xy - before.xy if before is not None else np.zeros(2)
+            origin = before.origin if before is not None else zone
+            if zone and (before is None or float(np.linalg.norm(velocity)) <= RESTING):
+                if (
+                    zone in PLAYER_ZONES
+                    and origin in PLAYER_ZONES
+                    and origin != zone
+                    and int(origin[1:]) in round_.served
+                ):
+                    a = min(int(origin[1:]), int(zone[1:]))
+                    self._alert(
+                        out,
+                        K.HANDS_SWAPPED,
+                        a,
+                        f"position {a}'s tiles stay at {a}",
+                        f"tiles carried from position {origin[1:]} to {zone[1:]}",
+                        t,
+                        t,
+                        0.8,
+                        zone,
+                    )
+                origin = zone
             current.append(Track(xy, zone, origin, velocity))
         self.carried = current
 
