@@ -67,7 +67,8 @@ def _session(path: Path, threads: int) -> ort.InferenceSession:
     """A CPU session whose worker threads sleep between runs. onnxruntime's default keeps them
     spinning after each run: the frame's three sessions (detector, reader, flatness) and the
     Python between them then fight over two cores, and the whole-frame pass took 70 ms in a
-    replay instead of 42 (`benchmarks/pipeline.py`, docs/benchmarks.md)."""
+    replay of a 1080p round instead of 42, and the replay 30.8 s instead of 18.7
+    (docs/benchmarks.md)."""
     if not path.exists():
         raise FileNotFoundError(f"model file {path} is missing")
     options = ort.SessionOptions()
