@@ -362,6 +362,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         prepare_detector,
         prepare_flatness,
         prepare_reader,
+        prepare_round_crops,
         train_detector,
         train_reader,
     )
@@ -380,7 +381,11 @@ def cmd_train(args: argparse.Namespace) -> int:
         print(f"detector: {onnx}")
         print(f"detector, 8-bit: {_quantize(onnx, datasets, onnx.with_name('detector-int8.onnx'))}")
     if args.stage in ("reader", "both"):
-        onnx = train_reader(prepare_reader(datasets, out), out, args.reader_epochs)
+        crops = prepare_reader(datasets, out)
+        if args.rounds:
+            mined = prepare_round_crops(crops, args.rounds)
+            print(f"crops from {args.rounds} simulated rounds: {sum(mined.values())}")
+        onnx = train_reader(crops, out, args.reader_epochs)
         print(f"reader: {onnx}")
     if args.stage == "flatness":
         crops = prepare_flatness(datasets, out)
@@ -790,6 +795,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--weights", help="start the detector (or the flatness reader) from this checkpoint (.pt)"
     )
     sub.add_argument("--reader-epochs", type=int, default=12)
+    sub.add_argument(
+        "--rounds",
+        type=int,
+        default=80,
+        help="simulated rounds whose frames, boxed by the shipped detector, add reader crops",
+    )
     sub.add_argument(
         "--stage",
         choices=("detector", "reader", "both", "flatness"),

@@ -12,10 +12,12 @@ import json
 import os
 import shutil
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 from tqdm import tqdm
 
 from vision.crops import CROP, LEAN_MARGIN, canonical, cut
@@ -138,6 +140,92 @@ def prepare_reader(datasets: list[Path], out: Path, per_class: int = 1500, seed:
         for label in CLASSES:
             (root / split / label).mkdir(parents=True, exist_ok=True)
     return root
+
+
+ROUND_SEEDS = 800_000
+"""Rounds mined for reader crops start here: data sets and fixtures use seeds below 10,000 and
+`vision.accuracy` 700,000 on."""
+ROUND_MATCH = 0.5
+"""A detector box is an object's when their overlap is at least half their union."""
+FACE_SHOWN = 0.6
+"""A face-up tile's crop is trained on only when this share of its face is in view; a back's at
+any share (a half-hidden back is still no face)."""
+MINED_IRREGULARITIES = (None, None, "exposed-tile-stacking", "exposed-tile-dealing")
+KEEP = {"back": 0.05, "no face": 1.0, "face": 0.3}
+"""Share of each kind of mined crop kept: backs lying alone are many and read right; boxes over
+several backs are few and were read as faces (`docs/detector.md`)."""
+
+
+def round_crops(seed: int, every: float = 0.3) -> Iterator[tuple[str, str, NDArray[np.uint8]]]:
+    """(kind, label, crop) for each tile box the shipped detector finds in a simulated round's
+    frames, one frame every `every` seconds. The scenes the reader is otherwise trained on are
+    single frames; in a round it reads tiles being washed, carried and half hidden under hands,
+    boxed as the detector boxes them. A box over backs and cloth and no face, such as one
+    pairing halves of two washed tiles, is labelled `back`: no face shows in it. A box half over
+    a face is left out."""
+    from vision.detector import Detector
+    from vision.synth.round import FPS, Studio
+
+    rng = np.random.default_rng(seed)
+    injected = MINED_IRREGULARITIES[int(rng.integers(len(MINED_IRREGULARITIES)))]
+    rules = ("nz-1998", "act-2005", "rws-2018", "mbs-2020")[seed % 4]
+    studio = Studio.of(seed, rules, [injected] if injected else [], (1920, 1080))
+    detector = Detector(threads=1)
+    for index in range(0, studio.frame_count, max(1, round(every * FPS))):
+        things, _ = studio.scene.things(index / FPS)
+        rendering = studio.renderer.render(things, studio.look, studio.rng)
+        truth = [t for t in rendering.labels if t.label and not t.label.startswith("die-")]
+        found = detector.detect(rendering.image)
+        for corners, kind in zip(found.corners, found.labels, strict=True):
+            if kind == "die":
+                continue
+            overlaps = [_iou(corners, t.corners) for t in truth]
+            shown = [o * t.visible for o, t in zip(overlaps, truth, strict=True)]
+            best = truth[int(np.argmax(shown))] if truth else None
+            crop = cut(rendering.image, corners, False)
+            if best is None or _iou(corners, best.corners) < ROUND_MATCH:
+                if all(t.label == "back" for t, o in zip(truth, overlaps, strict=True) if o > 0.05):
+                    yield "no face", "back", crop
+            elif best.label == "back":
+                yield "back", "back", crop
+            elif best.visible >= FACE_SHOWN:
+                yield "face", str(best.label), crop
+
+
+def _mine(args: tuple[int, Path, str]) -> Counter[str]:
+    seed, root, split = args
+    rng = np.random.default_rng([seed, 1])
+    counts: Counter[str] = Counter()
+    for index, (kind, label, crop) in enumerate(round_crops(seed)):
+        if rng.random() < KEEP[kind]:
+            cv2.imwrite(str(root / split / label / f"round{seed}_{index}.png"), crop)
+            counts[label] += 1
+    return counts
+
+
+def prepare_round_crops(root: Path, rounds: int, val_every: int = 10) -> Counter[str]:
+    """Adds crops mined from `rounds` simulated rounds to the reader's class folders (every
+    `val_every`-th round's to validation), two rounds at a time."""
+    from multiprocessing import Pool
+
+    for split in ("train", "val"):
+        for label in CLASSES:
+            (root / split / label).mkdir(parents=True, exist_ok=True)
+    jobs = [(ROUND_SEEDS + i, root, "val" if i % val_every == val_every - 1 else "train")
+            for i in range(rounds)]  # fmt: skip
+    total: Counter[str] = Counter()
+    with Pool(2) as pool:
+        for counts in tqdm(pool.imap_unordered(_mine, jobs), total=rounds, desc="round crops",
+                           unit="round"):  # fmt: skip
+            total.update(counts)
+    return total
+
+
+def _iou(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    shared, _ = cv2.intersectConvexConvex(a32, b32)
+    union = cv2.contourArea(a32) + cv2.contourArea(b32) - shared
+    return float(shared / union) if union > 0 else 0.0
 
 
 FLATNESS_CLASSES = ("cocked", "flat")
