@@ -1,0 +1,92 @@
+"""Measure: faces the reader sees in simulated rounds before the setting, where none lies.
+
+    python3 benchmarks/false_faces.py --reader models/reader.onnx [--clean 30] [--exposed 12]
+
+Every tile is face down until the hands are set, so a box read as a face over backs is what
+raises a false exposed-tile alert (four frames of the same face in one place make one). Frames
+are the shipped detector's boxes, every analysed frame (10 a second) up to the setting, in
+`--clean` clean rounds (seeds 800100 on) and `--exposed` rounds with a tile exposed while
+stacking (seeds 800200 on): rounds never mined for the reader's training
+(`vision.train.ROUND_SEEDS`, 800000-800079). For each confidence bar: readings of a face over
+no face-up tile (overlap < 0.5, or over a back), and how many of the boxes over an exposed
+face-up tile read right.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from multiprocessing import Pool
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+from tqdm import tqdm  # noqa: E402
+
+from vision.detector import Detector, Reader  # noqa: E402
+from vision.synth.round import FPS, Studio, Timeline  # noqa: E402
+from vision.train import ROUND_MATCH, _iou  # noqa: E402
+
+RULES = ("nz-1998", "act-2005", "rws-2018", "mbs-2020")
+BARS = (0.5, 0.6, 0.7, 0.8, 0.9)
+
+Reading = tuple[str, float, str | None]  # read label, confidence, the face-up tile under it
+
+
+def readings(job: tuple[int, str | None, str]) -> list[Reading]:
+    """Each tile box's reading before the setting, with the tile under it (None: no tile)."""
+    seed, injected, reader_path = job
+    studio = Studio.of(seed, RULES[seed % 4], [injected] if injected else [], (1920, 1080))
+    detector, reader = Detector(threads=1), Reader(Path(reader_path), threads=1, flatness=None)
+    rows: list[Reading] = []
+    for index in range(int(Timeline.of().setting * FPS)):
+        things, _ = studio.scene.things(index / FPS)
+        rendering = studio.renderer.render(things, studio.look, studio.rng)
+        truth = [t for t in rendering.labels if t.label and not t.label.startswith("die-")]
+        found = detector.detect(rendering.image)
+        if not len(found):
+            continue
+        found = reader.read(rendering.image, found)
+        for corners, label, score in zip(found.corners, found.labels, found.label_scores,
+                                         strict=True):  # fmt: skip
+            if label.startswith("die-"):
+                continue
+            shown = [_iou(corners, t.corners) * t.visible for t in truth]
+            best = truth[int(np.argmax(shown))] if truth else None
+            under = best.label if best and _iou(corners, best.corners) >= ROUND_MATCH else None
+            if label == "back" and under in (None, "back"):
+                continue
+            rows.append((label, float(score), under))
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reader", type=Path, default=ROOT / "models" / "reader.onnx")
+    parser.add_argument("--clean", type=int, default=30)
+    parser.add_argument("--exposed", type=int, default=12)
+    args = parser.parse_args()
+    if not args.reader.is_file():
+        print(f"error: no reader at {args.reader}", file=sys.stderr)
+        return 2
+    jobs = [(800100 + i, None, str(args.reader)) for i in range(args.clean)]
+    jobs += [(800200 + i, "exposed-tile-stacking", str(args.reader)) for i in range(args.exposed)]
+    rows: list[Reading] = []
+    with Pool(2) as pool:
+        for found in tqdm(pool.imap_unordered(readings, jobs), total=len(jobs), unit="round"):
+            rows += found
+    false = [r for r in rows if r[0] != "back" and r[2] in (None, "back")]
+    exposed = [r for r in rows if r[2] not in (None, "back")]
+    print(f"reader {args.reader}, {args.clean} clean and {args.exposed} exposed-tile rounds\n")
+    print("| bar | faces read over no face | exposed faces read right |\n|---:|---:|---:|")
+    for bar in BARS:
+        right = sum(label == under and score >= bar for label, score, under in exposed)
+        print(f"| {bar} | {sum(score >= bar for _, score, _ in false)} "
+              f"| {right} of {len(exposed)} |")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
