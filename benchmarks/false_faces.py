@@ -22,12 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from vision.detector import Detector, Reader  # noqa: E402
 from vision.synth.round import FPS, Studio, Timeline  # noqa: E402
-from vision.train import ROUND_MATCH, _iou  # noqa: E402
+from vision.train import under  # noqa: E402
 
 RULES = ("nz-1998", "act-2005", "rws-2018", "mbs-2020")
 BARS = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -53,12 +52,10 @@ def readings(job: tuple[int, str | None, str]) -> list[Reading]:
                                          strict=True):  # fmt: skip
             if label.startswith("die-"):
                 continue
-            shown = [_iou(corners, t.corners) * t.visible for t in truth]
-            best = truth[int(np.argmax(shown))] if truth else None
-            under = best.label if best and _iou(corners, best.corners) >= ROUND_MATCH else None
-            if label == "back" and under in (None, "back"):
+            tile = under(corners, truth)
+            if label == "back" and (tile is None or tile.label == "back"):
                 continue
-            rows.append((label, float(score), under))
+            rows.append((label, float(score), tile.label if tile else None))
     return rows
 
 

@@ -23,6 +23,7 @@ from tqdm import tqdm
 from vision.crops import CROP, LEAN_MARGIN, canonical, cut
 from vision.detector import DETECTOR_CLASSES, DETECTOR_INPUT, DETECTOR_SCALE
 from vision.synth.labels import CLASSES
+from vision.synth.render import Label
 
 
 def detector_class(label: str) -> int:
@@ -179,12 +180,10 @@ def round_crops(seed: int, every: float = 0.3) -> Iterator[tuple[str, str, NDArr
         for corners, kind in zip(found.corners, found.labels, strict=True):
             if kind == "die":
                 continue
-            overlaps = [_iou(corners, t.corners) for t in truth]
-            shown = [o * t.visible for o, t in zip(overlaps, truth, strict=True)]
-            best = truth[int(np.argmax(shown))] if truth else None
+            best = under(corners, truth)
             crop = cut(rendering.image, corners, False)
-            if best is None or _iou(corners, best.corners) < ROUND_MATCH:
-                if all(t.label == "back" for t, o in zip(truth, overlaps, strict=True) if o > 0.05):
+            if best is None:
+                if all(t.label == "back" for t in truth if _iou(corners, t.corners) > 0.05):
                     yield "no face", "back", crop
             elif best.label == "back":
                 yield "back", "back", crop
@@ -219,6 +218,15 @@ def prepare_round_crops(root: Path, rounds: int, val_every: int = 10) -> Counter
                            unit="round"):  # fmt: skip
             total.update(counts)
     return total
+
+
+def under(corners: NDArray[np.float64], truth: list[Label]) -> Label | None:
+    """The object a box is on: the one it overlaps most, weighted by how much of each shows
+    (a face-up tile lying on a back hides it), if they overlap by `ROUND_MATCH`."""
+    if not truth:
+        return None
+    best = truth[int(np.argmax([_iou(corners, t.corners) * t.visible for t in truth]))]
+    return best if _iou(corners, best.corners) >= ROUND_MATCH else None
 
 
 def _iou(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
