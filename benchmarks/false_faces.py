@@ -25,10 +25,9 @@ sys.path.insert(0, str(ROOT))
 from tqdm import tqdm  # noqa: E402
 
 from vision.detector import Detector, Reader  # noqa: E402
-from vision.synth.round import FPS, Studio, Timeline  # noqa: E402
-from vision.train import under  # noqa: E402
+from vision.synth.round import FPS, Timeline  # noqa: E402
+from vision.train import round_frames, under  # noqa: E402
 
-RULES = ("nz-1998", "act-2005", "rws-2018", "mbs-2020")
 BARS = (0.5, 0.6, 0.7, 0.8, 0.9)
 
 Reading = tuple[str, float, str | None]  # read label, confidence, the face-up tile under it
@@ -37,13 +36,9 @@ Reading = tuple[str, float, str | None]  # read label, confidence, the face-up t
 def readings(job: tuple[int, str | None, str]) -> list[Reading]:
     """Each tile box's reading before the setting, with the tile under it (None: no tile)."""
     seed, injected, reader_path = job
-    studio = Studio.of(seed, RULES[seed % 4], [injected] if injected else [], (1920, 1080))
     detector, reader = Detector(threads=1), Reader(Path(reader_path), threads=1, flatness=None)
     rows: list[Reading] = []
-    for index in range(int(Timeline.of().setting * FPS)):
-        things, _ = studio.scene.things(index / FPS)
-        rendering = studio.renderer.render(things, studio.look, studio.rng)
-        truth = [t for t in rendering.labels if t.label and not t.label.startswith("die-")]
+    for rendering, truth in round_frames(seed, injected, 1 / FPS, Timeline.of().setting):
         found = detector.detect(rendering.image)
         if not len(found):
             continue
@@ -79,7 +74,7 @@ def main() -> int:
     print(f"reader {args.reader}, {args.clean} clean and {args.exposed} exposed-tile rounds\n")
     print("| bar | faces read over no face | exposed faces read right |\n|---:|---:|---:|")
     for bar in BARS:
-        right = sum(label == under and score >= bar for label, score, under in exposed)
+        right = sum(label == tile and score >= bar for label, score, tile in exposed)
         print(f"| {bar} | {sum(score >= bar for _, score, _ in false)} "
               f"| {right} of {len(exposed)} |")  # fmt: skip
     return 0

@@ -23,7 +23,7 @@ from tqdm import tqdm
 from vision.crops import CROP, LEAN_MARGIN, canonical, cut
 from vision.detector import DETECTOR_CLASSES, DETECTOR_INPUT, DETECTOR_SCALE
 from vision.synth.labels import CLASSES
-from vision.synth.render import Label
+from vision.synth.render import Label, Rendering
 
 
 def detector_class(label: str) -> int:
@@ -154,7 +154,7 @@ any share (a half-hidden back is still no face)."""
 MINED_IRREGULARITIES = (None, None, "exposed-tile-stacking", "exposed-tile-dealing")
 KEEP = {"back": 0.05, "no face": 1.0, "face": 0.3}
 """Share of each kind of mined crop kept: backs lying alone are many and read right; boxes over
-several backs are few and were read as faces (`docs/detector.md`)."""
+several backs are few and were read as faces (`docs/benchmarks.md`)."""
 
 
 def round_crops(seed: int, every: float = 0.3) -> Iterator[tuple[str, str, NDArray[np.uint8]]]:
@@ -165,17 +165,11 @@ def round_crops(seed: int, every: float = 0.3) -> Iterator[tuple[str, str, NDArr
     pairing halves of two washed tiles, is labelled `back`: no face shows in it. A box half over
     a face is left out."""
     from vision.detector import Detector
-    from vision.synth.round import FPS, Studio
 
     rng = np.random.default_rng(seed)
     injected = MINED_IRREGULARITIES[int(rng.integers(len(MINED_IRREGULARITIES)))]
-    rules = ("nz-1998", "act-2005", "rws-2018", "mbs-2020")[seed % 4]
-    studio = Studio.of(seed, rules, [injected] if injected else [], (1920, 1080))
     detector = Detector(threads=1)
-    for index in range(0, studio.frame_count, max(1, round(every * FPS))):
-        things, _ = studio.scene.things(index / FPS)
-        rendering = studio.renderer.render(things, studio.look, studio.rng)
-        truth = [t for t in rendering.labels if t.label and not t.label.startswith("die-")]
+    for rendering, truth in round_frames(seed, injected, every):
         found = detector.detect(rendering.image)
         for corners, kind in zip(found.corners, found.labels, strict=True):
             if kind == "die":
@@ -189,6 +183,22 @@ def round_crops(seed: int, every: float = 0.3) -> Iterator[tuple[str, str, NDArr
                 yield "back", "back", crop
             elif best.visible >= FACE_SHOWN:
                 yield "face", str(best.label), crop
+
+
+def round_frames(
+    seed: int, injected: str | None, every: float, until: float | None = None
+) -> Iterator[tuple[Rendering, list[Label]]]:
+    """A simulated 1920x1080 round's frames, one every `every` seconds up to `until` (its end),
+    each with the tiles in view."""
+    from vision.accuracy import RULES
+    from vision.synth.round import FPS, Studio
+
+    studio = Studio.of(seed, RULES[seed % 4], [injected] if injected else [], (1920, 1080))
+    end = studio.frame_count if until is None else int(until * FPS)
+    for index in range(0, end, max(1, round(every * FPS))):
+        things, _ = studio.scene.things(index / FPS)
+        rendering = studio.renderer.render(things, studio.look, studio.rng)
+        yield rendering, [t for t in rendering.labels if t.label and not t.label.startswith("die-")]
 
 
 def _mine(args: tuple[int, Path, str]) -> Counter[str]:
