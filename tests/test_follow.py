@@ -18,6 +18,7 @@ from vision.follow import RoundFollower, Streak, _one_per_place, _pool_dice
 from vision.judge import Judge, SetHand
 from vision.records import Alert, RoundRecord
 from vision.replay import LabelSource, ReplayError, frames, replay
+from vision.synth.round import Studio
 from vision.table import TableConfig, calibrate
 
 ROUNDS = Path(__file__).parent / "fixtures" / "rounds"
@@ -376,6 +377,24 @@ def test_simulated_rounds_raise_what_was_injected(seed: int, injected: str | Non
     included; the bank's hand going to the bank area over the table is not. A block delivered
     with its top tile face up still shows where the delivery began (it raised a false
     wrong-first-position: the box held one back, not two)."""
-    outcome = run_round((seed, "nz-1998", injected, "labels", (1280, 720)))
+    outcome = run_round((seed, "nz-1998", injected, "labels", (1280, 720), None))
     assert outcome.raised == ([injected] if injected else [])
     assert all(0 <= seconds <= 1.0 for seconds in outcome.latency.values())
+
+
+def test_a_cached_round_is_followed_as_the_rendered_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The accuracy run's cache keeps what the follower saw, so a rerun from it raises the same
+    without rendering a frame."""
+    job = (12, "rws-2018", "foreign-tile", "labels", (1280, 720), str(tmp_path))
+    rendered = run_round(job)
+    assert [p.name for p in tmp_path.iterdir()] == ["12-rws-2018-foreign-tile-1280x720-labels.pkl"]
+
+    def no_rendering(*_: object) -> None:
+        raise AssertionError("a cached round was rendered")
+
+    monkeypatch.setattr(Studio, "frame", no_rendering)
+    cached = run_round(job)
+    assert cached.raised == rendered.raised == ["foreign-tile"]
+    assert (cached.latency, cached.hands_exact) == (rendered.latency, rendered.hands_exact)

@@ -11,7 +11,10 @@ measures the round logic alone (an upper bound); `--source models` runs the whol
 from __future__ import annotations
 
 import argparse
+import functools
+import hashlib
 import json
+import pickle
 import sys
 import time
 from collections import Counter, defaultdict
@@ -23,6 +26,7 @@ import numpy as np
 from tqdm import tqdm
 
 from vision.detections import Detections
+from vision.detector import MODELS
 from vision.follow import RoundFollower
 from vision.records import Alert, RoundRecord
 from vision.synth.round import (
@@ -36,7 +40,7 @@ from vision.synth.round import (
     Timeline,
     ground_truth,
 )
-from vision.table import CalibrationError, calibrate
+from vision.table import CalibrationError, TableConfig, calibrate
 
 RULES = ("nz-1998", "act-2005", "rws-2018", "mbs-2020")
 SEED_BASE = 700_000  # data sets and fixtures use seeds below 10,000
@@ -93,38 +97,21 @@ def evidence_time(studio: Studio, kind: str) -> float:
     return tl.setting + SWAP_MOVE
 
 
-def run_round(args: tuple[int, str, str | None, str, tuple[int, int]]) -> Outcome:
-    seed, rules, injected, source, resolution = args
+def run_round(args: tuple[int, str, str | None, str, tuple[int, int], str | None]) -> Outcome:
+    seed, rules, injected, source, resolution, cache = args
     started = time.perf_counter()
     studio = Studio.of(seed, rules, [injected] if injected else [], resolution)
     truth = ground_truth(studio.plan)
-    table = None
-    for t in (0.0, 1.0, 2.0, 25.0):  # as an installer would: a frame where the markers show
-        image, _, _ = studio.frame(t)
-        try:
-            table = calibrate(image, table_id="sim", rules=rules, banker=studio.plan.banker)
-            break
-        except CalibrationError as error:
-            failure = str(error)
-    if table is None:
-        return Outcome(seed, rules, injected, [], {}, 0, 0, False, 0.0, 0, failure)
+    key = f"{seed}-{rules}-{injected or 'clean'}-{resolution[0]}x{resolution[1]}"
+    seen = _seen(studio, rules, source, Path(cache) / key if cache else None)
+    if isinstance(seen.table, str):
+        return Outcome(seed, rules, injected, [], {}, 0, 0, False, 0.0, 0, seen.table)
     follower = RoundFollower(
-        table, run=str(seed), cut=studio.plan.cut, cut_options=studio.plan.cut_options
+        seen.table, run=str(seed), cut=studio.plan.cut, cut_options=studio.plan.cut_options
     )
-    models = None
-    if source == "models":
-        from vision.replay import ModelSource
-
-        models = ModelSource(threads=1)
     raised = []
-    first_face = None  # when a face-up tile first shows before the setting
-    for index in range(studio.frame_count):
-        t = round(index / FPS, 3)
-        image, objects, _ = studio.frame(t)
-        if first_face is None and t < Timeline.of().setting and any(map(_is_face, objects)):
-            first_face = t
-        found = models.detections(index, t, image) if models else _labels(objects)
-        raised += follower.follow(t, found, None)
+    for index, found in enumerate(seen.frames):
+        raised += follower.follow(round(index / FPS, 3), found, None)
     raised += follower.finish(round(studio.frame_count / FPS, 3))
     alerts = [r.record for r in raised if isinstance(r.record, Alert)]
     records = [r.record for r in raised if isinstance(r.record, RoundRecord)]
@@ -132,8 +119,8 @@ def run_round(args: tuple[int, str, str | None, str, tuple[int, int]]) -> Outcom
     for alert in alerts:
         if alert.kind == injected and alert.kind not in latency:
             shown = evidence_time(studio, alert.kind)
-            if alert.kind in EXPOSED and first_face is not None:
-                shown = first_face  # the tile may show later than its block moves
+            if alert.kind in EXPOSED and seen.first_face is not None:
+                shown = seen.first_face  # the tile may show later than its block moves
             latency[alert.kind] = alert.raised_time_s - shown
     exact = checked = 0
     if records:
@@ -156,6 +143,65 @@ def run_round(args: tuple[int, str, str | None, str, tuple[int, int]]) -> Outcom
         time.perf_counter() - started,
         studio.frame_count,
     )
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a round looks like to the follower: its calibrated table (or why calibration
+    failed), each analysed frame's detections, and when a face-up tile first showed before
+    the setting."""
+
+    table: TableConfig | str
+    frames: list[Detections]
+    first_face: float | None
+
+
+def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
+    """Calibrate and detect a round's frames; with `cache`, they are kept on disk per round
+    and source (and the models' digest), so that a change to the round logic alone is measured
+    over hundreds of rounds from pixels in minutes instead of an hour."""
+    path = None
+    if cache is not None:
+        made_by = _models_digest() if source == "models" else source
+        path = cache.with_name(f"{cache.name}-{made_by}.pkl")
+        if path.is_file():
+            kept: Seen = pickle.loads(path.read_bytes())
+            return kept
+    table: TableConfig | str = "no frame"
+    for t in (0.0, 1.0, 2.0, 25.0):  # as an installer would: a frame where the markers show
+        image, _, _ = studio.frame(t)
+        try:
+            table = calibrate(image, table_id="sim", rules=rules, banker=studio.plan.banker)
+            break
+        except CalibrationError as error:
+            table = str(error)
+    frames: list[Detections] = []
+    first_face = None
+    if not isinstance(table, str):
+        models = None
+        if source == "models":
+            from vision.replay import ModelSource
+
+            models = ModelSource(threads=1)
+        for index in range(studio.frame_count):
+            t = round(index / FPS, 3)
+            image, objects, _ = studio.frame(t)
+            if first_face is None and t < Timeline.of().setting and any(map(_is_face, objects)):
+                first_face = t
+            frames.append(models.detections(index, t, image) if models else _labels(objects))
+    seen = Seen(table, frames, first_face)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(pickle.dumps(seen))
+    return seen
+
+
+@functools.cache
+def _models_digest() -> str:
+    digest = hashlib.sha256()
+    for name in ("detector.onnx", "reader.onnx", "flatness.onnx"):
+        digest.update((MODELS / name).read_bytes())
+    return digest.hexdigest()[:12]
 
 
 EXPOSED = ("exposed-tile-stacking", "exposed-tile-dealing")
@@ -270,10 +316,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out", default="docs/accuracy.md")
     parser.add_argument("--json", help="also write each round's outcome here")
+    parser.add_argument(
+        "--cache",
+        help="keep each round's detections here: a rerun after a change to the round logic "
+        "alone then takes minutes",
+    )
     args = parser.parse_args(argv)
     width, height = (int(v) for v in args.resolution.split("x"))
     jobs = [
-        (*job, args.source, (width, height)) for job in plan_rounds(args.rounds, args.clean_share)
+        (*job, args.source, (width, height), args.cache)
+        for job in plan_rounds(args.rounds, args.clean_share)
     ]
     started = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
