@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -180,6 +181,29 @@ def test_each_injected_irregularity_is_recorded(kind: Irregularity) -> None:
         delivered = {tuple(c) for c in truth["delivery"][str(a)]}  # type: ignore[index]
         held = {plan.cells[i] for i in plan.hands[b]}
         assert delivered == held
+
+
+def test_a_round_is_the_same_in_every_process() -> None:
+    """A seed names one round: the accuracy run caches rounds and compares them across
+    processes, and Python salts string hashes per process (a foreign tile was once drawn from
+    a set's order)."""
+    script = (
+        "from vision.synth.round import INJECTABLE, ground_truth, plan_round\n"
+        "import json\n"
+        "print(json.dumps([ground_truth(plan_round(s, 'nz-1998', [k.value])) "
+        "for s in range(3) for k in INJECTABLE], sort_keys=True))"
+    )
+    runs = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(salt)},
+        ).stdout
+        for salt in range(4)
+    }
+    assert len(runs) == 1
 
 
 def test_a_short_round_renders_video_and_truth(tmp_path: Path) -> None:

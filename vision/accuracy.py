@@ -164,9 +164,8 @@ def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
     if cache is not None:
         made_by = _models_digest() if source == "models" else source
         path = cache.with_name(f"{cache.name}-{made_by}.pkl")
-        if path.is_file():
-            kept: Seen = pickle.loads(path.read_bytes())
-            return kept
+        if path.is_file():  # plain fields: `Seen` is `__main__.Seen` under `python3 -m`
+            return Seen(*pickle.loads(path.read_bytes()))
     table: TableConfig | str = "no frame"
     for t in (0.0, 1.0, 2.0, 25.0):  # as an installer would: a frame where the markers show
         image, _, _ = studio.frame(t)
@@ -192,7 +191,7 @@ def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
     seen = Seen(table, frames, first_face)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(pickle.dumps(seen))
+        path.write_bytes(pickle.dumps((seen.table, seen.frames, seen.first_face)))
     return seen
 
 

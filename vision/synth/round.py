@@ -166,8 +166,8 @@ def plan_round(
         plan_irregular.append({"kind": "missing-tile", "tile": faces[gone]})
     if Irregularity.FOREIGN_TILE in kinds:
         victim = int(rng.choice(tile_ids))
-        military = [f for f in set(faces) if faces.count(f) == 1 and f != faces[victim]]
-        civil = [f for f in set(faces) if faces.count(f) == 2 and f != faces[victim]]
+        military = [f for f in sorted(set(faces)) if faces.count(f) == 1 and f != faces[victim]]
+        civil = [f for f in sorted(set(faces)) if faces.count(f) == 2 and f != faces[victim]]
         foreign = str(rng.choice(military if rng.random() < 0.5 else civil))
         plan_irregular.append({"kind": "foreign-tile", "tile": foreign, "replaced": faces[victim]})
         faces[victim] = foreign
