@@ -34,6 +34,17 @@ MIN_READ = 0.8
 simulated rounds (`benchmarks/false_faces.py`, 5,502 frames) the reader read a face over no
 face-up tile 10 times at 0.8 or more and 23 times at 0.6, and 238 against 239 of 246 boxes over
 an exposed tile right: a lower bar would buy little and let more washed backs pass as faces."""
+HELD_READ = 0.5
+"""In a hand lying face up (two or more of its faces read at `MIN_READ`), a face read this
+sure still counts: a tile at the hand's edge read at 0.5-0.8 frame after frame made a hand of
+three and a false missing-tile alert (rounds 700023 and 700032). Out of an exposed hand the bar
+stays `MIN_READ`: a back lying across the layout's line read as `2-2` at 0.58-0.82 for half a
+second while stacking (round 700057)."""
+WASHING = 10
+"""Tiles lying loose (in no zone) from which the table is being washed: a round's start, even
+where washed tiles spill into the players' boxes. Over 231 simulated rounds 14 or more lay loose
+in every frame of the wash, and at most 7 once hands were delivered; round 700141 was taken for
+one joined mid-delivery (its dice never read) when washed tiles lay in the bank's box."""
 STEADY = 3
 """Frames a sighting must hold before it counts (0.3 s at 10 analysed frames a second)."""
 CARRIED_STEP = 150.0
@@ -42,15 +53,25 @@ RESTING = 20.0
 """Millimetres a face-down tile may move between analysed frames and still be lying where it
 is: a hand carried over a box on its way elsewhere (the bank's hand to the bank area) has not
 landed there."""
+STANDING = 0.5
+"""How sure the detector must be of a back in the stacking area for it to be a stack standing
+there (a stack left standing is the evidence of a wrong cut order): stacks read 0.6-0.9, while
+the shadow a taken stack leaves on a dark cloth was read as a back at 0.38-0.46 (round 700036)."""
 LATE = 0.0
 """Seconds after a group arrives by which the stacks it emptied must be gone: a block leaves its
 stack before it arrives, so a stack still standing when its group arrives was not taken."""
-SAME_PLACE = 14.0
-"""Millimetres within which two face readings in a hand are one tile (tiles lie 20+ mm apart)."""
+SAME_PLACE = 18.0
+"""Millimetres within which two face readings in a hand are one tile: tiles are 24-27 mm wide
+and lie side by side or further apart, while a box straddling two neighbours lay 15-17 mm from
+each (round 700150: a five-tile hand read as six in every other frame, never steady)."""
 FACE_HELD = 40.0
 """Millimetres a followed face-up tile may stray from where it was heading between frames."""
 DICE_WINDOW = STEADY + 2
 """Frames pooled to read the dice: half a second at 10 analysed frames a second."""
+DICE_CONFIRM = DICE_WINDOW + 3
+"""Frames over which dice that do not read as three lying flat in the first window are read
+again: a flat die read at 0.26-0.97 frame by frame, under 0.5 in three frames of one window
+(round 700166); a phantom die boxed in two of the first five frames (round 700036)."""
 DICE_SEEN = 3
 """A die must show in at least a third of the window's frames (a detector misses a small die
 now and then; a phantom die does not hold its place)."""
@@ -219,6 +240,11 @@ class Round:
     phases: dict[str, float] = field(default_factory=dict)
     dice: list[int] = field(default_factory=list)
     dice_flat: bool = True
+    pooled: list[list[tuple[str, float]]] = field(default_factory=list)
+    """The dice lying still, each with its (label, flatness) sightings, until they are read."""
+    still_from: int = 0
+    """Index in `dice_frames` of the first frame the dice were seen lying still."""
+    dice_since: float = 0.0
     watch_dice: bool = True
     dice_frames: list[list[tuple[str, NDArray[np.float64], float]]] = field(default_factory=list)
     required_first: int | None = None
@@ -292,7 +318,7 @@ class RoundFollower:
             self._watch_exposed(t, K.EXPOSED_TILE_STACKING, out)
         elif phase in (Phase.DICE, Phase.DELIVERY, Phase.SETTING):  # dice read: dealing is on
             self._watch_exposed(t, K.EXPOSED_TILE_DEALING, out)
-        if phase in (Phase.DICE, Phase.DELIVERY) and current.watch_dice:
+        if phase in (Phase.SHUFFLE, Phase.DICE, Phase.DELIVERY) and current.watch_dice:
             self._watch_dice(t, view, out)
         if phase == Phase.SHUFFLE and self.to_dice.update(view.dice >= 1, t):
             self._enter(Phase.DICE, self.to_dice.since)
@@ -327,10 +353,13 @@ class RoundFollower:
     # -- phases --------------------------------------------------------------------------------
 
     def _maybe_start(self, t: float, view: View) -> None:
-        if self.start.update(view.tiles >= 12 and view.hand_tiles <= 2 and view.dice == 0, t):
+        washing = view.loose >= WASHING
+        if self.start.update(
+            view.tiles >= 12 and (view.hand_tiles <= 2 or washing) and view.dice == 0, t
+        ):
             self._open(self.start.since, complete=True, phase=Phase.SHUFFLE)
             return
-        if not self.midway.update(view.dice >= 1 or view.hand_tiles >= 4, t):
+        if not self.midway.update((view.dice >= 1 or view.hand_tiles >= 4) and not washing, t):
             return
         hand_faces = sum(view.faces.get(z, 0) for z in HAND_ZONES)
         if hand_faces >= 2:
@@ -389,22 +418,40 @@ class RoundFollower:
             )
 
     def _watch_dice(self, t: float, view: View, out: list[Raised]) -> None:
+        """The dice once they lie still for `DICE_WINDOW` frames. Three dice lying flat are
+        read then; anything else is read again over the `DICE_CONFIRM` frames from there
+        (or those the dice stay for): the detector boxes a phantom die in a frame or two and
+        the flatness reader wavers on some flat dice, and either alone raised false alerts."""
         round_ = self.round
         assert round_ is not None
-        if round_.dice or view.dice == 0:
+        if round_.dice or (view.dice == 0 and not round_.pooled):
             return
         frames = round_.dice_frames
-        frames.append(view.dice_read)
-        if len(frames) < DICE_WINDOW:
+        if view.dice:
+            frames.append(view.dice_read)
+        if not round_.pooled:
+            if len(frames) < DICE_WINDOW:
+                return
+            dice = _pool_dice(frames[-DICE_WINDOW:])
+            if dice is None:  # still rolling
+                return
+            round_.pooled = dice
+            round_.still_from = len(frames) - DICE_WINDOW
+            round_.dice_since = self.to_dice.since if round_.phase == Phase.DICE else t
+        elif view.dice:
+            round_.pooled = _pool_dice(frames[round_.still_from :], still=True) or round_.pooled
+        usual = len(round_.pooled) == 3 and not _leaning(round_.pooled)
+        if not usual and view.dice and len(frames) - round_.still_from < DICE_CONFIRM:
             return
-        dice = _pool_dice(frames[-DICE_WINDOW:])
-        if dice is None:  # still rolling
-            return
+        self._read_dice(t, round_.pooled, out)
+
+    def _read_dice(self, t: float, dice: list[list[tuple[str, float]]], out: list[Raised]) -> None:
+        round_ = self.round
+        assert round_ is not None
         votes = [Counter(label for label, _ in die) for die in dice]
         round_.dice = [int(v.most_common(1)[0][0].split("-")[1]) for v in votes]
-        flat = [float(np.median([f for _, f in die])) >= 0.5 for die in dice]
-        round_.dice_flat = all(flat)
-        since = self.to_dice.since if round_.phase == Phase.DICE else t
+        leaning = _leaning(dice)
+        round_.dice_flat = not leaning
         if len(round_.dice) != 3:
             self._alert(
                 out,
@@ -412,20 +459,19 @@ class RoundFollower:
                 None,
                 "3 dice",
                 f"{len(round_.dice)} dice",
-                since,
+                round_.dice_since,
                 t,
                 0.9,
                 "dice",
             )
-        if not round_.dice_flat:
-            which = ", ".join(str(k + 1) for k, f in enumerate(flat) if not f)
+        if leaning:
             self._alert(
                 out,
                 K.DICE_NOT_FLAT,
                 None,
                 "every die flat",
-                f"die {which} not flat",
-                since,
+                f"die {', '.join(str(k + 1) for k in leaning)} not flat",
+                round_.dice_since,
                 t,
                 0.8,
                 "dice",
@@ -556,15 +602,14 @@ class RoundFollower:
         assert round_ is not None
         scores = seen.label_scores
         for zone in HAND_ZONES:
-            rows = _one_per_place(
-                [
-                    i
-                    for i, z in enumerate(seen.zones)
-                    if z == zone and is_face(seen.labels[i]) and scores[i] >= MIN_READ
-                ],
-                seen.table_xy,
-                scores,
-            )
+            faces = [
+                i
+                for i, z in enumerate(seen.zones)
+                if z == zone and is_face(seen.labels[i]) and scores[i] >= HELD_READ
+            ]
+            if sum(scores[i] >= MIN_READ for i in faces) < 2:  # not a hand lying face up
+                faces = [i for i in faces if scores[i] >= MIN_READ]
+            rows = _one_per_place(faces, seen.table_xy, scores)
             watch = round_.watches.get(zone)
             if watch is None:
                 if not rows:
@@ -840,7 +885,7 @@ class View:
             if label == "back":
                 backs[zone] += 1
                 backs_xy.append((seen.table_xy[i], zone))
-                if zone == "stack":
+                if zone == "stack" and seen.confidence[i] >= STANDING:
                     stack_xy.append(seen.table_xy[i])
             elif scores[i] >= MIN_READ:
                 faces[zone] += 1
@@ -863,13 +908,14 @@ def _one_per_place(
 
 
 def _pool_dice(
-    frames: list[list[tuple[str, NDArray[np.float64], float]]],
+    frames: list[list[tuple[str, NDArray[np.float64], float]]], *, still: bool = False
 ) -> list[list[tuple[str, float]]] | None:
     """The dice of a window of frames, left to right, each with its (label, flatness) sightings:
     a die is a place (within `DIE_PLACE` mm) seen in at least `DICE_SEEN` of the frames, so a
     die the detector misses now and then still counts, and a one-frame phantom does not; a place
     within `DIE_APART` of a steadier one is that die again. None while a die still moves: its
-    sightings spread, or the last frame shows one in a new place."""
+    sightings spread, or the last frame shows one in a new place (unless the dice are known to
+    lie `still`)."""
     places: list[list[tuple[str, NDArray[np.float64], float, int]]] = []
     for index, frame in enumerate(frames):
         for label, xy, flat in frame:
@@ -888,11 +934,11 @@ def _pool_dice(
             centres.append(centre)
     dice = [p for p in kept if len({s[3] for s in p}) * DICE_SEEN >= len(frames)]
     stray = [p for p in kept if len({s[3] for s in p}) * DICE_SEEN < len(frames)]
-    if any(s[3] == len(frames) - 1 for p in stray for s in p):
+    if not still and any(s[3] == len(frames) - 1 for p in stray for s in p):
         return None
     for die in dice:
         spread = np.ptp(np.array([s[1] for s in die]), axis=0)
-        if float(np.max(spread)) > DIE_STILL:
+        if not still and float(np.max(spread)) > DIE_STILL:
             return None
     dice.sort(key=lambda p: float(np.mean([s[1][0] for s in p])))
     return [[(s[0], s[2]) for s in die] for die in dice]
@@ -901,6 +947,11 @@ def _pool_dice(
 FLAT_ASPECT = 0.88
 """A die's top face, mapped onto the table, is square when the die lies flat; leaning on an
 edge at 0.6 rad it is 0.83 as wide as long."""
+
+
+def _leaning(dice: list[list[tuple[str, float]]]) -> list[int]:
+    """The dice whose median flatness over their sightings is under one half."""
+    return [k for k, die in enumerate(dice) if float(np.median([f for _, f in die])) < 0.5]
 
 
 def _flat_by_shape(table: TableConfig, corners: NDArray[np.float64]) -> float:
