@@ -20,7 +20,7 @@ from vision.records import Alert, RoundRecord
 from vision.replay import LabelSource, ReplayError, frames, replay
 from vision.synth.layout import TableLayout
 from vision.synth.round import Studio
-from vision.table import TableConfig, calibrate
+from vision.table import Locate, TableConfig, calibrate
 
 ROUNDS = Path(__file__).parent / "fixtures" / "rounds"
 NAMES = ("mbs-clean", "nz-irregular")
@@ -262,6 +262,30 @@ def test_tiles_washed_into_the_banks_box_start_the_round(fixture_round) -> None:
     alerts, [record] = follow(name, table, change=spill)
     assert record.dice == clean.dice == truth(name)["dice"]
     assert [a.kind for a in alerts] == [a.kind for a in clean_alerts]
+
+
+def test_a_hand_turned_up_ends_a_delivery_whose_end_was_not_seen(fixture_round) -> None:  # type: ignore[no-untyped-def]
+    """A stray box in the middle of the table every half second keeps the delivery from being
+    seen to end (ten clear frames); the bank's hand turned face up still ends it, and its faces
+    are not tiles exposed while dealing."""
+    name, table = fixture_round
+    middle = np.array([[-12, 470], [12, 470], [12, 530], [-12, 530]], np.float64)
+    assert Locate(table).zone_of(middle.mean(axis=0)) == ""
+    stray = table.to_image(middle)[None]
+
+    def strays(t: float, seen: Detections) -> Detections:
+        if not 11.0 <= t <= 16.5 or round(t * 10) % 5:
+            return seen
+        return Detections(
+            np.concatenate([seen.corners, stray]),
+            np.append(seen.confidence, 0.9),
+            (*seen.labels, "back"),
+        )
+
+    clean_alerts, _ = follow(name, table)
+    alerts, [record] = follow(name, table, change=strays)
+    assert [a.kind for a in alerts] == [a.kind for a in clean_alerts]
+    assert same_hands(record, truth(name)) == []
 
 
 def test_an_abandoned_round_is_closed_without_hands(fixture_round) -> None:  # type: ignore[no-untyped-def]

@@ -333,7 +333,10 @@ class RoundFollower:
                 self._enter(Phase.SETTING, self.to_setting.since)
         if phase in (Phase.DELIVERY, Phase.SETTING):
             self._watch_carried(t, view, out)
-        if phase == Phase.SETTING and self.to_exposure.update(
+        # A hand turned face up ends the setting, and the delivery too where a stray box kept
+        # the follower from seeing it end (a tile exposed while dealing is one face, not two).
+        dealt = phase == Phase.SETTING or (phase == Phase.DELIVERY and not view.backs.get("stack"))
+        if dealt and self.to_exposure.update(
             max((view.faces.get(z, 0) for z in HAND_ZONES), default=0) >= 2, t
         ):
             self._enter(Phase.EXPOSURE, self.to_exposure.since)
