@@ -55,8 +55,10 @@ is: a hand carried over a box on its way elsewhere (the bank's hand to the bank 
 landed there."""
 STANDING = 0.5
 """How sure the detector must be of a back in the stacking area for it to be a stack standing
-there (a stack left standing is the evidence of a wrong cut order): stacks read 0.6-0.9, while
-the shadow a taken stack leaves on a dark cloth was read as a back at 0.38-0.46 (round 700036)."""
+there (a stack left standing is the evidence of a wrong cut order). Stacks read 0.6-0.9; boxes
+under 0.5 over the cloth where a stack was taken made false alerts in rounds 700109 and 700207
+(over 231 rounds). The shadow beside the last stack on a dark cloth still reads up to 0.61
+(round 700036)."""
 LATE = 0.0
 """Seconds after a group arrives by which the stacks it emptied must be gone: a block leaves its
 stack before it arrives, so a stack still standing when its group arrives was not taken."""
@@ -449,6 +451,7 @@ class RoundFollower:
         self._read_dice(t, round_.pooled, out)
 
     def _read_dice(self, t: float, dice: list[list[tuple[str, float]]], out: list[Raised]) -> None:
+        """The pooled dice's values and flatness, their alerts, and the first position."""
         round_ = self.round
         assert round_ is not None
         votes = [Counter(label for label, _ in die) for die in dice]
