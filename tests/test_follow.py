@@ -129,10 +129,15 @@ def test_a_camera_that_joins_mid_round(fixture_round) -> None:  # type: ignore[n
 def _with_face(seen: Detections, centre: tuple[float, float]) -> Detections:
     x, y = centre
     box = np.array([[[x - 10, y - 25], [x + 10, y - 25], [x + 10, y + 25], [x - 10, y + 25]]])
+    return _with_boxes(seen, box, 0.8, "1-1")
+
+
+def _with_boxes(seen: Detections, corners: np.ndarray, sure: float, label: str) -> Detections:
+    """`seen` and boxes added to it (N x 4 x 2 image pixels), all `label` at confidence `sure`."""
     return Detections(
-        np.concatenate([seen.corners, box]),
-        np.append(seen.confidence, 0.8),
-        (*seen.labels, "1-1"),
+        np.concatenate([seen.corners, corners]),
+        np.append(seen.confidence, np.full(len(corners), sure)),
+        (*seen.labels, *[label] * len(corners)),
     )
 
 
@@ -199,11 +204,7 @@ def test_a_stack_is_seen_standing_only_when_the_detector_is_sure(
     def phantoms(t: float, seen: Detections) -> Detections:
         if not 12.0 <= t <= 12.5:
             return seen
-        return Detections(
-            np.concatenate([seen.corners, stacks.corners]),
-            np.append(seen.confidence, np.full(len(stacks), sure)),
-            (*seen.labels, *stacks.labels),
-        )
+        return _with_boxes(seen, stacks.corners, sure, "back")
 
     clean, _ = follow(name, table)
     alerts, _ = follow(name, table, change=phantoms)
@@ -252,11 +253,7 @@ def test_tiles_washed_into_the_banks_box_start_the_round(fixture_round) -> None:
     def spill(t: float, seen: Detections) -> Detections:
         if t > 1.0:
             return seen
-        return Detections(
-            np.concatenate([seen.corners, spilled]),
-            np.append(seen.confidence, np.ones(4)),
-            (*seen.labels, *["back"] * 4),
-        )
+        return _with_boxes(seen, spilled, 1.0, "back")
 
     clean_alerts, [clean] = follow(name, table)
     alerts, [record] = follow(name, table, change=spill)
@@ -276,11 +273,7 @@ def test_a_hand_turned_up_ends_a_delivery_whose_end_was_not_seen(fixture_round) 
     def strays(t: float, seen: Detections) -> Detections:
         if not 11.0 <= t <= 16.5 or round(t * 10) % 5:
             return seen
-        return Detections(
-            np.concatenate([seen.corners, stray]),
-            np.append(seen.confidence, 0.9),
-            (*seen.labels, "back"),
-        )
+        return _with_boxes(seen, stray, 0.9, "back")
 
     clean_alerts, _ = follow(name, table)
     alerts, [record] = follow(name, table, change=strays)
