@@ -163,6 +163,8 @@ def test_a_face_up_tile_must_be_followed_to_be_exposed(
     alerts, _ = follow(name, table, change=misread)
     new = {a.kind for a in alerts} - {a.kind for a in clean}
     assert (new == {"exposed-tile-stacking"}) is raised and new <= {"exposed-tile-stacking"}
+    exposed = [a for a in alerts if a.kind == "exposed-tile-stacking"]
+    assert all(a.confidence == 0.8 for a in exposed)  # as sure as the face was read
 
 
 @pytest.mark.parametrize(
@@ -189,13 +191,15 @@ def test_a_face_half_read_in_a_hand_lying_face_up_still_counts(
         assert same_hands(weak_records[0], known) == same_hands(records[0], known) == []
 
 
-@pytest.mark.parametrize(("sure", "raised"), [(0.9, {"wrong-cut-order"}), (0.4, set())])
+@pytest.mark.parametrize(
+    ("sure", "raised"), [(0.9, {"wrong-cut-order"}), (0.6, {"wrong-cut-order"}), (0.4, set())]
+)
 def test_a_stack_is_seen_standing_only_when_the_detector_is_sure(
     fixture_round, sure: float, raised: set[str]
 ) -> None:  # type: ignore[no-untyped-def]
     """Backs at the stacks' places after their groups were delivered are stacks left out of the
     cut's order when the detector is sure of them; at 0.4 they are what it reads into the shadow
-    a taken stack leaves on a dark cloth."""
+    a taken stack leaves on a dark cloth. The alert is as sure as the detector was."""
     name, table = fixture_round
     source = LabelSource(ROUNDS / name / "frames.json.gz")
     before = source.detections(0, 7.0, None)  # type: ignore[arg-type]
@@ -209,11 +213,12 @@ def test_a_stack_is_seen_standing_only_when_the_detector_is_sure(
     clean, _ = follow(name, table)
     alerts, _ = follow(name, table, change=phantoms)
     assert {a.kind for a in alerts} - {a.kind for a in clean} == raised
+    assert all(a.confidence == sure for a in alerts if a.kind == "wrong-cut-order")
 
 
 @pytest.mark.parametrize(
     ("flat", "raised"),
-    [((0.9,), False), ((0.2,), True), ((0.3, 0.9, 0.9, 0.3, 0.3, 0.3, 0.9), False)],
+    [((0.9,), False), ((0.1,), True), ((0.3, 0.9, 0.9, 0.3, 0.3, 0.3, 0.9), False)],
     ids=["flat", "leaning", "wavering"],
 )
 def test_the_flatness_reader_decides_whether_the_dice_lie_flat(
@@ -238,6 +243,8 @@ def test_the_flatness_reader_decides_whether_the_dice_lie_flat(
     alerts, _ = follow(name, table, change=judged)
     new = {a.kind for a in alerts} - {a.kind for a in clean}
     assert new == ({"dice-not-flat"} if raised else set())
+    leaning = [a.confidence for a in alerts if a.kind == "dice-not-flat"]
+    assert leaning == ([pytest.approx(1 - flat[-1])] if raised else [])
 
 
 def test_tiles_washed_into_the_banks_box_start_the_round(fixture_round) -> None:  # type: ignore[no-untyped-def]
@@ -504,3 +511,21 @@ def test_a_cached_round_is_followed_as_the_rendered_one(
     cached = run_round(job)
     assert cached.raised == rendered.raised == ["foreign-tile"]
     assert (cached.latency, cached.hands_exact) == (rendered.latency, rendered.hands_exact)
+
+
+def test_the_accuracy_report_sets_false_alerts_against_the_confidence_of_right_ones() -> None:
+    from vision.accuracy import Outcome, _confidence_line
+
+    def outcome(seed: int, injected: str | None, sure: dict[str, float]) -> Outcome:
+        return Outcome(seed, "nz-1998", injected, sorted(sure), {}, 8, 8, True, 1.0, 260,
+                       confidence=sure)  # fmt: skip
+
+    line = _confidence_line([
+        outcome(1, "missing-tile", {"missing-tile": 0.9, "dice-not-flat": 0.6}),
+        outcome(2, None, {"wrong-cut-order": 0.5}),
+        outcome(3, "foreign-tile", {"foreign-tile": 1.0}),
+    ])  # fmt: skip
+    assert "2 right alerts, lowest 0.90" in line
+    assert line.endswith(
+        "false alerts wrong-cut-order 0.50 (round 2), dice-not-flat 0.60 (round 1)."
+    )

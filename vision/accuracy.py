@@ -19,7 +19,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -59,6 +59,8 @@ class Outcome:
     seconds: float
     frames: int
     error: str | None = None
+    confidence: dict[str, float] = field(default_factory=dict)
+    """Each raised kind's first alert's confidence."""
 
 
 def evidence_time(studio: Studio, kind: str) -> float:
@@ -131,6 +133,9 @@ def run_round(args: tuple[int, str, str | None, str, tuple[int, int], str | None
             checked += 1
             got = seen.get(position)
             exact += got is not None and _same_hand(got.high, got.low, hand["high"], hand["low"])
+    sure: dict[str, float] = {}
+    for alert in alerts:
+        sure.setdefault(alert.kind, alert.confidence)
     return Outcome(
         seed,
         rules,
@@ -142,6 +147,7 @@ def run_round(args: tuple[int, str, str | None, str, tuple[int, int], str | None
         bool(records),
         time.perf_counter() - started,
         studio.frame_count,
+        confidence=sure,
     )
 
 
@@ -299,11 +305,28 @@ def report(
         f"- Rounds with a round record: {sum(o.record_found for o in outcomes)} "
         f"of {len(outcomes)}.",
         f"- Rounds whose calibration failed: {len(failed)}.",
+        _confidence_line(outcomes),
         f"- Frames analysed: {frames}; simulation and following together took "
         f"{sum(o.seconds for o in outcomes):.0f} s of CPU.",
         "",
     ]
     return "\n".join(lines)
+
+
+def _confidence_line(outcomes: list[Outcome]) -> str:
+    """How sure the alerts were, right against wrong: the confidence each alert carries comes
+    from its evidence (the reader's or detector's certainty, the dice votes), so an operator
+    can take the least sure first."""
+    right = sorted(o.confidence[k] for o in outcomes for k in o.raised if k == o.injected)
+    wrong = sorted((o.confidence[k], k, o.seed) for o in outcomes for k in o.raised
+                   if k != o.injected)  # fmt: skip
+    line = "- How sure the alerts were (each alert's confidence, taken from its evidence): "
+    if right:
+        line += (f"{len(right)} right alerts, lowest {right[0]:.2f}, 5th percentile "
+                 f"{np.percentile(right, 5):.2f}, median {np.median(right):.2f}")  # fmt: skip
+    if wrong:
+        line += "; false alerts " + ", ".join(f"{k} {c:.2f} (round {s})" for c, k, s in wrong)
+    return line + "."
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -170,6 +170,11 @@ class HandWatch:
         self.slots = slots
         return SetHand.of(labels[:cut], labels[cut:])
 
+    @property
+    def agreement(self) -> float:
+        """How sure the hand's reading is: its least agreed tile's share of the readings."""
+        return min((s.agreement for s in self.slots), default=0.0)
+
 
 def _nearest_first(candidates: Iterable[tuple[float, int, int]]) -> dict[int, int]:
     """One-to-one matching of new sightings to old tracks, closest pairs first: (distance,
@@ -185,7 +190,8 @@ def _nearest_first(candidates: Iterable[tuple[float, int, int]]) -> dict[int, in
 
 @dataclass(frozen=True)
 class FaceTrack:
-    """A face-up tile followed from frame to frame: where it is, how it moves, since when."""
+    """A face-up tile followed from frame to frame: where it is, how it moves, since when, and
+    how sure the reader was of it on average."""
 
     label: str
     xy: NDArray[np.float64]
@@ -193,10 +199,11 @@ class FaceTrack:
     zone: str
     frames: int
     since: float
+    sure: float
 
 
 def _follow_faces(
-    tracks: list[FaceTrack], faces: list[tuple[str, NDArray[np.float64], str]], t: float
+    tracks: list[FaceTrack], faces: list[tuple[str, NDArray[np.float64], str, float]], t: float
 ) -> list[FaceTrack]:
     """Each face continues the nearest track of the same face: within `CARRIED_STEP` of where
     a new track was, within `FACE_HELD` of where a followed one was heading. A tile turned up,
@@ -204,19 +211,22 @@ def _follow_faces(
     face to face, and seldom continues one for long."""
     pairs = _nearest_first(
         (distance, i, j)
-        for i, (label, xy, _) in enumerate(faces)
+        for i, (label, xy, _, _) in enumerate(faces)
         for j, track in enumerate(tracks)
         if track.label == label
         and (distance := float(np.linalg.norm(xy - track.xy - track.velocity)))
         <= (CARRIED_STEP if track.frames == 1 else FACE_HELD)
     )
     followed = []
-    for i, (label, xy, zone) in enumerate(faces):
+    for i, (label, xy, zone, score) in enumerate(faces):
         was = tracks[pairs[i]] if i in pairs else None
         if was is None:
-            followed.append(FaceTrack(label, xy, np.zeros(2), zone, 1, t))
+            followed.append(FaceTrack(label, xy, np.zeros(2), zone, 1, t, score))
         else:
-            followed.append(FaceTrack(label, xy, xy - was.xy, zone, was.frames + 1, was.since))
+            sure = (was.sure * was.frames + score) / (was.frames + 1)
+            followed.append(
+                FaceTrack(label, xy, xy - was.xy, zone, was.frames + 1, was.since, sure)
+            )
     return followed
 
 
@@ -242,6 +252,8 @@ class Round:
     phases: dict[str, float] = field(default_factory=dict)
     dice: list[int] = field(default_factory=list)
     dice_flat: bool = True
+    dice_agreement: float = 1.0
+    """The least share of a die's sightings that read its value: how sure the dice reading is."""
     pooled: list[list[tuple[str, float]]] = field(default_factory=list)
     """The dice lying still, each with its (label, flatness) sightings, until they are read."""
     still_from: int = 0
@@ -253,7 +265,8 @@ class Round:
     first_seen: int | None = None
     served: dict[int, float] = field(default_factory=dict)  # position -> arrival time
     columns: list[float] = field(default_factory=list)  # stack x positions (mm)
-    last_still: dict[int, float] = field(default_factory=dict)  # stack -> last seen standing
+    standing: dict[int, list[tuple[float, float]]] = field(default_factory=dict)
+    """Stack -> (time, the detector's confidence) of each frame it was seen standing in."""
     watches: dict[str, HandWatch] = field(default_factory=dict)
     raised: set[tuple[str, int | None]] = field(default_factory=set)
     alerts: list[Alert] = field(default_factory=list)
@@ -403,7 +416,8 @@ class RoundFollower:
     # -- checks --------------------------------------------------------------------------------
 
     def _watch_exposed(self, t: float, kind: K, out: list[Raised]) -> None:
-        """A face-up tile followed for a few frames while tiles should all be face down."""
+        """A face-up tile followed for a few frames while tiles should all be face down, as
+        sure as the reader was of its face."""
         held = sorted(
             (f for f in self.faces if f.frames > STEADY and f.zone != "dice"), key=lambda f: f.since
         )
@@ -418,7 +432,7 @@ class RoundFollower:
                 f"a face-up tile in {where}",
                 held[0].since,
                 t,
-                0.9,
+                held[0].sure,
                 zone or "stack",
             )
 
@@ -456,8 +470,10 @@ class RoundFollower:
         assert round_ is not None
         votes = [Counter(label for label, _ in die) for die in dice]
         round_.dice = [int(v.most_common(1)[0][0].split("-")[1]) for v in votes]
+        round_.dice_agreement = min(v.most_common(1)[0][1] / v.total() for v in votes)
         leaning = _leaning(dice)
         round_.dice_flat = not leaning
+        steadiest = max(len(die) for die in dice)
         if len(round_.dice) != 3:
             self._alert(
                 out,
@@ -467,7 +483,7 @@ class RoundFollower:
                 f"{len(round_.dice)} dice",
                 round_.dice_since,
                 t,
-                0.9,
+                min(len(die) for die in dice) / steadiest,
                 "dice",
             )
         if leaning:
@@ -479,7 +495,7 @@ class RoundFollower:
                 f"die {', '.join(str(k + 1) for k in leaning)} not flat",
                 round_.dice_since,
                 t,
-                0.8,
+                1.0 - min(_median_flat(dice[k]) for k in leaning),
                 "dice",
             )
         order = self.judge.order(round_.dice)
@@ -508,7 +524,8 @@ class RoundFollower:
                     self._first_position(position, streak.since, t, out)
         if round_.columns and round_.first_seen is not None:
             # Only tiles lying still count: a block carried over the stacks is not a stack.
-            still = [p for p in view.stack_xy if any(np.linalg.norm(p - q) < 6.0 for q in previous)]
+            still = [(p, sure) for p, sure in zip(view.stack_xy, view.stack_sure, strict=True)
+                     if any(np.linalg.norm(p - q) < 6.0 for q in previous)]  # fmt: skip
             self._check_stacks(t, still, out)
 
     def _watch_carried(self, t: float, view: View, out: list[Raised]) -> None:
@@ -516,20 +533,21 @@ class RoundFollower:
         are followed from frame to frame (nearest predicted position, one to one, so two hands
         passing each other keep apart); each remembers the zone it last lay still in, and one
         that comes to rest in another player's box than the served box it left raises the
-        alert. A tile that moves on is only passing over a box; the bank's hand going to the
-        bank area is the dealer's job, not a swap."""
+        alert, as sure as the detector was of the tile where it came to rest. A tile that moves
+        on is only passing over a box; the bank's hand going to the bank area is the dealer's
+        job, not a swap."""
         round_ = self.round
         assert round_ is not None
         previous = self.carried
         pairs = _nearest_first(
             (distance, i, j)
-            for i, (xy, _) in enumerate(view.backs_xy)
+            for i, (xy, _, _) in enumerate(view.backs_xy)
             for j, track in enumerate(previous)
             if (distance := float(np.linalg.norm(xy - (track.xy + track.velocity)))) <= CARRIED_STEP
         )
         matched = {i: previous[j] for i, j in pairs.items()}
         current = []
-        for i, (xy, zone) in enumerate(view.backs_xy):
+        for i, (xy, zone, sure) in enumerate(view.backs_xy):
             before = matched.get(i)
             velocity = xy - before.xy if before is not None else np.zeros(2)
             origin = before.origin if before is not None else zone
@@ -549,7 +567,7 @@ class RoundFollower:
                         f"tiles carried from position {origin[1:]} to {zone[1:]}",
                         t,
                         t,
-                        0.8,
+                        sure,
                         zone,
                     )
                 origin = zone
@@ -569,26 +587,31 @@ class RoundFollower:
                 f"position {position} first",
                 since,
                 t,
-                0.9,
+                round_.dice_agreement,
                 f"p{position}",
             )
 
-    def _check_stacks(self, t: float, still: list[NDArray[np.float64]], out: list[Raised]) -> None:
+    def _check_stacks(
+        self, t: float, still: list[tuple[NDArray[np.float64], float]], out: list[Raised]
+    ) -> None:
         """A stack seen standing once the group that should have taken its last tiles had
         arrived: the groups left out of the cut's order. (Seeing a stack that should be gone
-        cannot be an arm in the way; a stack unseen early can be, so that is not judged.)"""
+        cannot be an arm in the way; a stack unseen early can be, so that is not judged.) The
+        alert is as sure as the detector was of the stack since then."""
         round_ = self.round
         assert round_ is not None
         pitch = float(np.median(np.diff(round_.columns)))
         for stack, x in enumerate(round_.columns):
-            if any(abs(p[0] - x) < pitch / 2 for p in still):
-                round_.last_still[stack] = t
+            sure = [c for p, c in still if abs(p[0] - x) < pitch / 2]
+            if sure:
+                round_.standing.setdefault(stack, []).append((t, max(sure)))
         arrivals = sorted(round_.served.values())
         for stack, group in self.judge.last_groups().items():
-            if (
-                group > len(arrivals)
-                or round_.last_still.get(stack, -1.0) < arrivals[group - 1] + LATE
-            ):
+            if group > len(arrivals):
+                continue
+            arrived = arrivals[group - 1] + LATE
+            sure = [c for seen, c in round_.standing.get(stack, []) if seen >= arrived]
+            if not sure:
                 continue
             position = (round_.first_seen - 1 + group - 1) % 8 + 1  # type: ignore[operator]
             self._alert(
@@ -599,7 +622,7 @@ class RoundFollower:
                 f"stack {stack + 1} still standing",
                 arrivals[group - 1],
                 t,
-                0.8,
+                float(np.mean(sure)),
                 "stack",
             )
 
@@ -651,7 +674,7 @@ class RoundFollower:
         assert round_ is not None and watch.final is not None
         hand = watch.final
         position = self._position(zone)
-        confidence = min(s.agreement for s in watch.slots)
+        confidence = watch.agreement
         since = watch.final_t
         for face in hand.tiles:
             round_.faces_seen[face] += 1
@@ -720,7 +743,7 @@ class RoundFollower:
                 f"{total} tiles; missing {missing}",
                 t,
                 t,
-                0.9,
+                min(w.agreement for w in round_.watches.values() if w.final is not None),
                 "stack",
                 whole_frame=True,
             )
@@ -735,7 +758,7 @@ class RoundFollower:
                     f"{size} tiles",
                     round_.watches[zone].final_t,
                     t,
-                    0.9,
+                    round_.watches[zone].agreement,
                     zone,
                 )
 
@@ -862,9 +885,12 @@ class View:
     backs: Mapping[str, int]
     faces: Mapping[str, int]
     stack_xy: list[NDArray[np.float64]]
-    backs_xy: list[tuple[NDArray[np.float64], str]]
+    stack_sure: list[float]
+    """The detector's confidence in each of `stack_xy`."""
+    backs_xy: list[tuple[NDArray[np.float64], str, float]]
+    """Each face-down tile's place, zone and the detector's confidence in it."""
     dice_read: list[tuple[str, NDArray[np.float64], float]]
-    faces_xy: list[tuple[str, NDArray[np.float64], str]]
+    faces_xy: list[tuple[str, NDArray[np.float64], str, float]]
 
     @classmethod
     def of(cls, seen: Detections, table: TableConfig) -> View:
@@ -872,6 +898,7 @@ class View:
         backs: Counter[str] = Counter()
         faces: Counter[str] = Counter()
         stack_xy, dice_read, backs_xy, faces_xy = [], [], [], []
+        stack_sure = []
         tiles = dice = loose = hand_tiles = 0
         for i, label in enumerate(seen.labels):
             zone = seen.zones[i]
@@ -890,15 +917,17 @@ class View:
             hand_tiles += zone in HAND_ZONES
             if label == "back":
                 backs[zone] += 1
-                backs_xy.append((seen.table_xy[i], zone))
+                backs_xy.append((seen.table_xy[i], zone, float(seen.confidence[i])))
                 if zone == "stack" and seen.confidence[i] >= STANDING:
                     stack_xy.append(seen.table_xy[i])
+                    stack_sure.append(float(seen.confidence[i]))
             elif scores[i] >= MIN_READ:
                 faces[zone] += 1
-                faces_xy.append((label, seen.table_xy[i], zone))
+                faces_xy.append((label, seen.table_xy[i], zone, float(scores[i])))
         return cls(
-            tiles, dice, loose, hand_tiles, backs, faces, stack_xy, backs_xy, dice_read, faces_xy
-        )
+            tiles, dice, loose, hand_tiles, backs, faces, stack_xy, stack_sure, backs_xy,
+            dice_read, faces_xy,
+        )  # fmt: skip
 
 
 def _one_per_place(
@@ -957,7 +986,11 @@ edge at 0.6 rad it is 0.83 as wide as long."""
 
 def _leaning(dice: list[list[tuple[str, float]]]) -> list[int]:
     """The dice whose median flatness over their sightings is under one half."""
-    return [k for k, die in enumerate(dice) if float(np.median([f for _, f in die])) < 0.5]
+    return [k for k, die in enumerate(dice) if _median_flat(die) < 0.5]
+
+
+def _median_flat(die: list[tuple[str, float]]) -> float:
+    return float(np.median([f for _, f in die]))
 
 
 def _flat_by_shape(table: TableConfig, corners: NDArray[np.float64]) -> float:

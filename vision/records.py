@@ -36,7 +36,11 @@ class Alert(BaseModel):
     )
     expected: str | None = Field(None, title="Expected", description="What the rules require.")
     observed: str | None = Field(None, title="Observed", description="What the camera saw.")
-    confidence: Annotated[float, Field(ge=0, le=1)] = Field(title="Confidence")
+    confidence: Annotated[float, Field(ge=0, le=1)] = Field(
+        title="Confidence",
+        description="How sure the evidence is: the detector's or reader's certainty of what "
+        "the alert rests on, or the share of readings that agree (docs/rounds.md).",
+    )
     evidence_time_s: float = Field(
         title="Evidence time", description="Video time of the frame that shows it (s)."
     )
