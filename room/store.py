@@ -411,7 +411,10 @@ class Store:
         status: str | None = None,
         after_serial: int = 0,
         limit: int = 500,
+        least_sure_first: bool = False,
     ) -> list[AlertRow]:
+        """Alerts matching the filters, newest first, or the least sure first: an alert's
+        confidence is its evidence's, so a reviewer looks twice at the bottom of the pile."""
         query = select(AlertRow).where(AlertRow.serial > after_serial)
         for column, value in (
             (AlertRow.table_id, table),
@@ -426,7 +429,9 @@ class Store:
         if until is not None:
             query = query.where(AlertRow.received_at < until)
         with self.session() as s:
-            return list(s.scalars(query.order_by(AlertRow.serial.desc()).limit(limit)))
+            order = (AlertRow.confidence.asc(),) if least_sure_first else ()
+            query = query.order_by(*order, AlertRow.serial.desc())
+            return list(s.scalars(query.limit(limit)))
 
     def alert(self, alert_id: str) -> AlertRow:
         with self.session() as s:

@@ -145,6 +145,7 @@ def create_app(store: Store, secret: str, *, poll_s: float = 0.5) -> FastAPI:
         status: str = "",
         day: str = "",
         shift: str = "",
+        order: str = "",
     ) -> HTMLResponse:
         user(request)
         since, until = shift_window(day, shift)
@@ -155,6 +156,7 @@ def create_app(store: Store, secret: str, *, poll_s: float = 0.5) -> FastAPI:
             kind=kind or None,
             severity=severity or None,
             status=status or None,
+            least_sure_first=order == "least-sure",
         )
         filters = {
             "table": table,
@@ -163,6 +165,7 @@ def create_app(store: Store, secret: str, *, poll_s: float = 0.5) -> FastAPI:
             "status": status,
             "day": day,
             "shift": shift,
+            "order": order,
         }
         return page(
             request,
@@ -256,6 +259,7 @@ def _summary(alert: AlertRow) -> dict[str, Any]:
         "serial": alert.serial,
         "kind": alert.kind,
         "severity": alert.severity,
+        "confidence": f"{alert.confidence * 100:.0f}%",
         "table": alert.table_id,
         "position": alert.position,
         "observed": alert.observed,

@@ -24,7 +24,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from room.ingest import Ingest
 from room.report import chi2_sf, dice_fairness, write_report
@@ -36,7 +36,11 @@ from tests.postgres import Postgres
 
 
 def alert_envelope(
-    seq: int, table: str = "t1", kind: str = "house-way-violation", message_id: str | None = None
+    seq: int,
+    table: str = "t1",
+    kind: str = "house-way-violation",
+    message_id: str | None = None,
+    confidence: float = 0.9,
 ) -> dict:  # type: ignore[type-arg]
     alert_id = message_id or str(uuid.uuid4())
     return {
@@ -56,7 +60,7 @@ def alert_envelope(
             "clause": "App. 4 2.2",
             "expected": "1-4 2-3 / 1-3 5-5",
             "observed": "1-3 1-4 / 5-5 2-3",
-            "confidence": 0.9,
+            "confidence": confidence,
             "evidence_time_s": 16.3,
             "raised_time_s": 16.6,
         },
@@ -114,6 +118,13 @@ def test_ingest_is_idempotent_and_notices_gaps(any_store: Store) -> None:
     assert kinds == ["house-way-violation"] * 3 + ["sequence-gap"] * 2
     with pytest.raises(StoreError, match="not a paigow envelope"):
         store.ingest({"hello": 1})
+
+
+def test_the_least_sure_alerts_can_come_first(any_store: Store) -> None:
+    for seq, sure in enumerate((0.95, 0.52, 1.0, 0.8), start=1):
+        any_store.ingest(alert_envelope(seq, message_id=f"a{seq}", confidence=sure))
+    assert [a.id for a in any_store.alerts()] == ["a4", "a3", "a2", "a1"]
+    assert [a.id for a in any_store.alerts(least_sure_first=True)] == ["a2", "a4", "a1", "a3"]
 
 
 def test_the_audit_log_is_append_only(any_store: Store) -> None:
@@ -312,10 +323,13 @@ def test_reviewer_sees_a_new_alert_live_and_acknowledges_it(server, browser, sto
     WebDriverWait(browser, 10).until(
         expected_conditions.text_to_be_present_in_element((By.ID, "live"), "live")
     )
-    store.ingest(alert_envelope(2, table="pgt-07", kind="foreign-tile", message_id="new-alert"))
+    store.ingest(alert_envelope(2, table="pgt-07", kind="foreign-tile", message_id="new-alert",
+                                confidence=0.75))  # fmt: skip
     link = WebDriverWait(browser, 10).until(
         expected_conditions.element_to_be_clickable((By.LINK_TEXT, "foreign-tile"))
     )
+    fresh = browser.find_element(By.CSS_SELECTOR, "#board tbody tr")
+    assert fresh.find_element(By.CSS_SELECTOR, ".confidence").text == "75%"
     link.click()  # arrived without a reload
     assert len(browser.find_elements(By.CSS_SELECTOR, "svg.tile")) == 8  # both hands drawn
     browser.find_element(By.ID, "note").send_keys("third 5-5 seen, pit boss called")
@@ -328,6 +342,22 @@ def test_reviewer_sees_a_new_alert_live_and_acknowledges_it(server, browser, sto
     log = browser.find_element(By.ID, "audit-log").text
     assert "rita acknowledge" in log and "pit boss called" in log
     assert store.alert("new-alert").status == "acknowledged"
+
+
+def test_a_reviewer_takes_the_least_sure_incidents_first(server, browser, store: Store) -> None:  # type: ignore[no-untyped-def]
+    store.ingest(alert_envelope(2, kind="wrong-cut-order", message_id="unsure", confidence=0.52))
+    store.ingest(alert_envelope(3, kind="foreign-tile", message_id="sure", confidence=1.0))
+    log_in(browser, server, "rita", "reviewer-pw")
+    browser.get(server + "/incidents")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#incidents tbody tr")
+    assert [r.find_element(By.CSS_SELECTOR, ".confidence").text for r in rows] == [
+        "100%", "52%", "90%"
+    ]  # fmt: skip
+    Select(browser.find_element(By.ID, "order")).select_by_visible_text("least sure first")
+    browser.find_element(By.CSS_SELECTOR, "form.card button").click()
+    WebDriverWait(browser, 10).until(expected_conditions.url_contains("order=least-sure"))
+    rows = browser.find_elements(By.CSS_SELECTOR, "#incidents tbody tr a")
+    assert [r.text for r in rows] == ["wrong-cut-order", "house-way-violation", "foreign-tile"]
 
 
 def test_a_viewer_cannot_acknowledge(server, browser) -> None:  # type: ignore[no-untyped-def]
