@@ -385,7 +385,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         if args.rounds:
             mined = prepare_round_crops(crops, args.rounds)
             print(f"crops from {args.rounds} simulated rounds: {sum(mined.values())}")
-        onnx = train_reader(crops, out, args.reader_epochs)
+        onnx = train_reader(crops, out, args.reader_epochs,
+                            weights=weights if args.stage == "reader" else None)  # fmt: skip
         print(f"reader: {onnx}")
     if args.stage == "flatness":
         crops = prepare_flatness(datasets, out)
@@ -792,7 +793,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--epochs", type=int, default=30, help="detector epochs")
     sub.add_argument("--hours", type=float, help="stop the detector after this many hours")
     sub.add_argument(
-        "--weights", help="start the detector (or the flatness reader) from this checkpoint (.pt)"
+        "--weights",
+        help="start the stage's model from this checkpoint (.pt; with `both`, the detector's); "
+        "a reader checkpoint with other classes passes on all but its last layer",
     )
     sub.add_argument("--reader-epochs", type=int, default=12)
     sub.add_argument(
