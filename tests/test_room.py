@@ -203,9 +203,11 @@ def test_the_shift_report_renders(any_store: Store, tmp_path: Path) -> None:
     store = any_store
     start = time.time() - 3600
     simulate_shift(store, tables=3, rounds=20, start=start)
+    store.ingest(alert_envelope(1, table="t9", message_id="unsure", confidence=0.6))
     html, pdf, picture = write_report(store, start - 60, time.time() + 60, None, tmp_path / "r")
     text = html.read_text()
     assert "Rounds played: 60" in text and "chi-square" in text
+    assert "Alerts less than 85% sure (look twice): 1, 1 not yet reviewed" in text
     assert pdf.read_bytes().startswith(b"%PDF") and picture.stat().st_size > 20_000
 
 
