@@ -1,6 +1,8 @@
 """A simulated shift for demos, reports and load: round records and alerts as a perfect table box
 would publish them, made from the round simulator's ground truth (`vision.synth.round`) without
-rendering video. Each table plays its rounds with a share of injected irregularities."""
+rendering video. Each table plays its rounds with a share of injected irregularities. Alerts
+carry a made-up spread of confidence (mostly over 0.9, a few lower, as from pixels), so that the
+review UI's least-sure-first order has something to show; it is not a measurement."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ def shift_messages(
 ) -> list[dict[str, Any]]:
     """The envelopes one table publishes over `rounds` rounds, in order, numbered from 1."""
     rng = np.random.default_rng([seed, 0x5F])
+    sure = np.random.default_rng([seed, 0xC0])  # apart, so the rounds stay the seed's
     messages: list[dict[str, Any]] = []
     for index in range(rounds):
         kind = INJECTABLE[int(rng.integers(len(INJECTABLE)))] if rng.random() < irregular else None
@@ -45,7 +48,7 @@ def shift_messages(
                 "clause": CATALOGUE[irregularity].clause(rules),
                 "expected": str(found.get("expected", "")) or None,
                 "observed": str(found.get("observed", detail)) or None,
-                "confidence": 0.95,
+                "confidence": round(1.0 - float(sure.beta(1.0, 12.0)), 2),
                 "evidence_time_s": 10.0,
                 "raised_time_s": 10.4,
                 "evidence_image": None,
