@@ -14,7 +14,7 @@ import pytest
 from rules import Setting
 from vision.accuracy import run_round
 from vision.detections import Detections
-from vision.follow import RoundFollower, Streak, _one_per_place, _pool_dice
+from vision.follow import Phase, Round, RoundFollower, Streak, _one_per_place, _pool_dice
 from vision.judge import Judge, SetHand
 from vision.records import Alert, RoundRecord
 from vision.replay import LabelSource, ReplayError, frames, replay
@@ -538,3 +538,14 @@ def test_the_accuracy_report_sets_false_alerts_against_the_confidence_of_right_o
     assert line.endswith(
         "false alerts wrong-cut-order 0.50 (round 2), dice-not-flat 0.60 (round 1)."
     )
+
+
+def test_dice_of_which_none_held_its_place_are_read_as_none(fixture_round) -> None:  # type: ignore[no-untyped-def]
+    """Dice seen now and then but never in the same place read as no dice: an alert that no
+    die was steady enough to be sure of."""
+    _, table = fixture_round
+    follower = RoundFollower(table, run="test")
+    follower.round = Round(0, 0.0, True, Phase.DICE)
+    out: list = []  # type: ignore[type-arg]
+    follower._read_dice(5.0, [], out)
+    assert [(r.record.kind, r.record.confidence) for r in out] == [("wrong-dice-count", 0.0)]

@@ -476,10 +476,12 @@ class RoundFollower:
         assert round_ is not None
         votes = [Counter(label for label, _ in die) for die in dice]
         round_.dice = [int(v.most_common(1)[0][0].split("-")[1]) for v in votes]
-        round_.dice_agreement = min(v.most_common(1)[0][1] / v.total() for v in votes)
+        round_.dice_agreement = min(
+            (v.most_common(1)[0][1] / v.total() for v in votes), default=0.0
+        )
         leaning = _leaning(dice)
         round_.dice_flat = not leaning
-        steadiest = max(len(die) for die in dice)
+        seen = [len(die) for die in dice]  # no die may have held its place at all
         if len(round_.dice) != 3:
             self._alert(
                 out,
@@ -489,7 +491,7 @@ class RoundFollower:
                 f"{len(round_.dice)} dice",
                 round_.dice_since,
                 t,
-                min(len(die) for die in dice) / steadiest,
+                min(seen, default=0) / max(seen, default=1),
                 "dice",
             )
         if leaning:
