@@ -532,7 +532,7 @@ class RoundFollower:
                     self._first_position(position, streak.since, t, out)
         if round_.columns and round_.first_seen is not None:
             # Only tiles lying still count: a block carried over the stacks is not a stack.
-            still = [(p, sure) for p, sure in zip(view.stack_xy, view.stack_sure, strict=True)
+            still = [(p, sure) for p, sure in view.stacks
                      if any(np.linalg.norm(p - q) < 6.0 for q in previous)]  # fmt: skip
             self._check_stacks(t, still, out)
 
@@ -892,21 +892,23 @@ class View:
     hand_tiles: int
     backs: Mapping[str, int]
     faces: Mapping[str, int]
-    stack_xy: list[NDArray[np.float64]]
-    stack_sure: list[float]
-    """The detector's confidence in each of `stack_xy`."""
+    stacks: list[tuple[NDArray[np.float64], float]]
+    """Each stack standing: its place and the detector's confidence in it."""
     backs_xy: list[tuple[NDArray[np.float64], str, float]]
     """Each face-down tile's place, zone and the detector's confidence in it."""
     dice_read: list[tuple[str, NDArray[np.float64], float]]
     faces_xy: list[tuple[str, NDArray[np.float64], str, float]]
+
+    @property
+    def stack_xy(self) -> list[NDArray[np.float64]]:
+        return [p for p, _ in self.stacks]
 
     @classmethod
     def of(cls, seen: Detections, table: TableConfig) -> View:
         scores = seen.label_scores
         backs: Counter[str] = Counter()
         faces: Counter[str] = Counter()
-        stack_xy, dice_read, backs_xy, faces_xy = [], [], [], []
-        stack_sure = []
+        stacks, dice_read, backs_xy, faces_xy = [], [], [], []
         tiles = dice = loose = hand_tiles = 0
         for i, label in enumerate(seen.labels):
             zone = seen.zones[i]
@@ -927,15 +929,13 @@ class View:
                 backs[zone] += 1
                 backs_xy.append((seen.table_xy[i], zone, float(seen.confidence[i])))
                 if zone == "stack" and seen.confidence[i] >= STANDING:
-                    stack_xy.append(seen.table_xy[i])
-                    stack_sure.append(float(seen.confidence[i]))
+                    stacks.append((seen.table_xy[i], float(seen.confidence[i])))
             elif scores[i] >= MIN_READ:
                 faces[zone] += 1
                 faces_xy.append((label, seen.table_xy[i], zone, float(scores[i])))
         return cls(
-            tiles, dice, loose, hand_tiles, backs, faces, stack_xy, stack_sure, backs_xy,
-            dice_read, faces_xy,
-        )  # fmt: skip
+            tiles, dice, loose, hand_tiles, backs, faces, stacks, backs_xy, dice_read, faces_xy
+        )
 
 
 def _one_per_place(
