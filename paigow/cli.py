@@ -362,9 +362,11 @@ def cmd_train(args: argparse.Namespace) -> int:
         prepare_detector,
         prepare_flatness,
         prepare_reader,
+        prepare_refiner,
         prepare_round_crops,
         train_detector,
         train_reader,
+        train_refiner,
     )
 
     datasets = [Path(d) for d in args.data]
@@ -393,6 +395,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         onnx = train_reader(crops, out, args.reader_epochs, name="flatness", flips=True,
                             weights=weights)  # fmt: skip
         print(f"flatness reader: {onnx}")
+    if args.stage == "refiner":
+        onnx = train_refiner(prepare_refiner(datasets, out), out, args.reader_epochs)
+        print(f"refiner: {onnx}")
     return 0
 
 
@@ -806,9 +811,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_argument(
         "--stage",
-        choices=("detector", "reader", "both", "flatness"),
+        choices=("detector", "reader", "both", "flatness", "refiner"),
         default="both",
-        help="both: the detector and the reader; flatness: the dice flatness reader",
+        help="both: the detector and the reader; flatness: the dice flatness reader; refiner: "
+        "the box refiner, on the shipped detector's boxes (--reader-epochs sets its epochs)",
     )
     sub.add_argument("--out", default="runs", help="where training runs go (never committed)")
 

@@ -167,7 +167,7 @@ def test_detector_decodes_letterboxes_and_suppresses_duplicates(tmp_path: Path) 
         [100, 100, 10, 10, 0.0, 0.0, 0.7, 0.3],  # a die, turned
         [500, 300, 20, 50, 0.0, 0.1, 0.0, 0.0],  # too unsure: dropped
     ])  # fmt: skip
-    detector = Detector(tmp_path / "fake.onnx", zoom=False)
+    detector = Detector(tmp_path / "fake.onnx", zoom=False, refiner=None)
     found = detector.detect(np.zeros((1080, 1920, 3), np.uint8))
     assert found.labels == ("tile", "die")
     assert np.allclose(found.corners[0].mean(0), [960, 540], atol=1)  # (192 - 12) * 3
@@ -181,7 +181,9 @@ def test_a_box_straddling_two_tiles_side_by_side_is_suppressed(tmp_path: Path) -
         [320, 192, 20, 50, 0.8, 0.0, 0.0, 0.0],  # the tile beside it, touching
         [310, 192, 20, 50, 0.7, 0.0, 0.0, 0.0],  # half of each: IoU 1/3 with both
     ])  # fmt: skip
-    found = Detector(tmp_path / "fake.onnx", zoom=False).detect(np.zeros((384, 640, 3), np.uint8))
+    found = Detector(tmp_path / "fake.onnx", zoom=False, refiner=None).detect(
+        np.zeros((384, 640, 3), np.uint8)
+    )
     assert sorted(found.corners.mean(1)[:, 0].round().tolist()) == [300, 320]
 
 
@@ -192,7 +194,7 @@ def test_one_die_seen_twice_at_45_degrees_is_one_die(tmp_path: Path) -> None:
         [111, 100, 10, 10, 0.0, 0.0, 0.8, 0.0],  # the die touching it
         [300, 100, 10, 10, 0.0, 0.0, 0.7, 0.0],  # a die elsewhere
     ])  # fmt: skip
-    detector = Detector(tmp_path / "fake.onnx", iou=0.8, zoom=False)
+    detector = Detector(tmp_path / "fake.onnx", iou=0.8, zoom=False, refiner=None)
     found = detector.detect(np.zeros((384, 640, 3), np.uint8))
     centres = sorted(found.corners.mean(1).round().tolist())
     assert centres == [[100, 100], [111, 100], [300, 100]]
@@ -360,8 +362,12 @@ def test_the_full_report_renders_from_an_evaluation() -> None:
         "crop_ms": 1.0, "without_zoom": {"dice_found": 0.5, "dice_accuracy": 0.5},
         "suppressed_at_0_5": {"tile_face_found": 1.0, "tile_face_accuracy": 1.0,
                               "face_boxes_on_nothing": 7},
+        "without_refiner": {"map50": 0.8, "map50_95": 0.5, "tile_face_found": 0.9,
+                            "tile_face_accuracy": 0.9, "dice_found": 0.8, "dice_accuracy": 0.75,
+                            "tile_face_fit": 0.8, "dice_fit": 0.6, "face_boxes_on_nothing": 9},
     }  # fmt: skip
     assert "Does a die lie flat" not in report(result)
+    assert "0.600)" in report(result)  # a die's fit without the refiner
     result["flatness"] = {
         "test_set": "cocked set", "truth_flat": 0.99, "truth_flat_n": 100, "truth_cocked": 0.9,
         "truth_cocked_n": 50, "detected_flat": 0.98, "detected_flat_n": 90,

@@ -137,3 +137,40 @@ def test_round_crops_are_labelled_with_what_lies_under_each_box() -> None:
         if kind != "no face"
     ]
     assert sum(agree) >= 0.95 * len(agree)
+
+
+def test_refiner_examples_encode_the_true_box_of_what_they_show(tmp_path: Path) -> None:
+    """Each example is a detected (or moved) box and where its object really lies: decoded, it
+    must land on a labelled object of the fixture frames."""
+    from vision.evaluate import polygon_iou
+    from vision.refine import MOST_SHIFT, REFINE_CROP, decode
+    from vision.train import prepare_refiner
+
+    root = prepare_refiner([IMAGES], tmp_path)
+    truth = [np.asarray(o["corners"]) for line in (IMAGES / "annotations.jsonl").read_text()
+             .splitlines() for o in json.loads(line)["objects"] if o["labelled"]]  # fmt: skip
+    examples = [np.load(root / f"{split}.npz") for split in ("train", "val")]
+    total = sum(len(e["targets"]) for e in examples)
+    assert total > 50 and sum(int(e["dice"].sum()) for e in examples) >= 3
+    landed = 0
+    for e in examples:
+        assert e["crops"].shape[1:] == (REFINE_CROP, REFINE_CROP, 3)
+        for box, target, die in zip(e["boxes"], e["targets"], e["dice"], strict=True):
+            if np.abs(target[:3] if die else target).max() > MOST_SHIFT:
+                continue  # beyond what the refiner may move a box
+            landed += 1
+            assert max(polygon_iou(decode(box, target, die), t) for t in truth) > 0.9
+    assert landed > 0.9 * total
+
+
+def test_the_refiner_trains_and_exports_for_onnxruntime(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    import onnxruntime as ort
+
+    from vision.refine import OUTPUTS, REFINE_CROP
+    from vision.train import prepare_refiner, train_refiner
+
+    path = train_refiner(prepare_refiner([IMAGES], tmp_path), tmp_path, epochs=1, batch=16)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    out = session.run(None, {"images": np.zeros((3, 3, REFINE_CROP, REFINE_CROP), np.float32)})
+    assert out[0].shape == (3, OUTPUTS)

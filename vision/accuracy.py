@@ -204,8 +204,9 @@ def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
 @functools.cache
 def _models_digest() -> str:
     digest = hashlib.sha256()
-    for name in ("detector.onnx", "reader.onnx", "flatness.onnx"):
-        digest.update((MODELS / name).read_bytes())
+    for name in ("detector.onnx", "refiner.onnx", "reader.onnx", "flatness.onnx"):
+        if (MODELS / name).exists():
+            digest.update((MODELS / name).read_bytes())
     return digest.hexdigest()[:12]
 
 
@@ -279,8 +280,8 @@ def report(
             "**the simulator's labels** (a perfect detector and reader), so these numbers "
             "measure the round logic alone and are an upper bound for the product."
             if source == "labels"
-            else "**the shipped models** (`models/detector.onnx`, `models/reader.onnx`, "
-            "`models/flatness.onnx`)."
+            else "**the shipped models** (`models/detector.onnx`, `models/refiner.onnx`, "
+            "`models/reader.onnx`, `models/flatness.onnx`)."
         ),
         "",
         f"Reproduce: `{command}` ({wall / 60:.0f} min here).",

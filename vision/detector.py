@@ -3,6 +3,8 @@
 Two stages, each a small object with one verb:
 - `Detector.detect(image)`: YOLO11n-OBB on the whole frame finds face-up tiles, face-down tiles
   and dice as oriented boxes;
+- `Refiner.refine(image, detections)`: each box moved onto its object (the detector's own
+  boxes are loose), as part of `Detector.detect` when `models/refiner.onnx` is there;
 - `Reader.read(image, detections)`: each box is rectified from the full-resolution frame and a
   YOLO11n-cls model reads it: a tile's face in pip notation, `back`, or `die-N`.
 """
@@ -20,6 +22,7 @@ from numpy.typing import NDArray
 
 from vision.crops import CROP, LEAN_MARGIN, cut
 from vision.detections import Detections
+from vision.refine import REFINE_CROP, crop, decode
 
 MODELS = Path(os.environ.get("PAIGOW_MODELS", Path(__file__).resolve().parents[1] / "models"))
 """The shipped ONNX files: the repository's models/, or $PAIGOW_MODELS (the container's)."""
@@ -109,8 +112,10 @@ class Detector:
         confidence: float = 0.35,
         iou: float = OVERLAP,
         zoom: bool = True,
+        refiner: Path | None = MODELS / "refiner.onnx",
     ) -> None:
         self.session = _session(path, threads)
+        self.refiner = Refiner(refiner, threads) if refiner and refiner.exists() else None
         self.input = self.session.get_inputs()[0]
         _, _, height, width = self.input.shape
         fixed = isinstance(height, int) and isinstance(width, int)
@@ -148,7 +153,8 @@ class Detector:
             conf = np.concatenate([conf[keep], close[2]])
             keep = one_box_per_die(corners, np.argsort(-conf), kinds == self.die)
         labels = tuple(self.names[int(k)] for k in kinds[keep])
-        return Detections(corners[keep].reshape(-1, 4, 2), conf[keep], labels)
+        found = Detections(corners[keep].reshape(-1, 4, 2), conf[keep], labels)
+        return self.refiner.refine(image, found) if self.refiner else found
 
     def _look_closer(
         self, image: NDArray[np.uint8], windows: list[tuple[int, int]]
@@ -260,6 +266,25 @@ def one_box_per_die(
             continue
         kept.append(int(i))
     return np.asarray(kept, np.int64)
+
+
+class Refiner:
+    """Moves every detected box onto its object (`vision.refine` has the geometry)."""
+
+    def __init__(self, path: Path = MODELS / "refiner.onnx", threads: int = 2) -> None:
+        self.session = _session(path, threads)
+        self.input = self.session.get_inputs()[0]
+
+    def refine(self, image: NDArray[np.uint8], detections: Detections) -> Detections:
+        if not len(detections):
+            return detections
+        dice = [kind.startswith("die") for kind in detections.labels]
+        crops = [crop(image, c, d) for c, d in zip(detections.corners, dice, strict=True)]
+        blob = cv2.dnn.blobFromImages(crops, 1 / 255, (REFINE_CROP, REFINE_CROP), swapRB=True)
+        out = self.session.run(None, {self.input.name: blob})[0]
+        corners = [decode(c, row[5:] if d else row[:5], d)
+                   for c, row, d in zip(detections.corners, out, dice, strict=True)]  # fmt: skip
+        return Detections(np.asarray(corners), detections.confidence, detections.labels)
 
 
 class Reader:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import warnings
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from tqdm import tqdm
 
 from vision.crops import CROP, LEAN_MARGIN, canonical, cut
 from vision.detector import DETECTOR_CLASSES, DETECTOR_INPUT, DETECTOR_SCALE
+from vision.refine import OUTPUTS, REFINE_CROP
 from vision.synth.labels import CLASSES
 from vision.synth.render import Label, Rendering
 
@@ -244,6 +246,157 @@ def _iou(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
     shared, _ = cv2.intersectConvexConvex(a32, b32)
     union = cv2.contourArea(a32) + cv2.contourArea(b32) - shared
     return float(shared / union) if union > 0 else 0.0
+
+
+REFINE_MATCH = 0.25
+"""A detected box trains the refiner on the object of its kind it overlaps most, from this
+oriented IoU: a box straddling two tiles (about a third on each) learns to move onto one."""
+REFINE_SHARE = {"train1080": 1.0, "train-dice": 0.2}
+"""Share of the tile boxes kept per data set (`train-dice` is there for its dice)."""
+SHAPE = (REFINE_CROP, REFINE_CROP, 3)
+
+
+def prepare_refiner(datasets: list[Path], out: Path, seed: int = 0) -> Path:
+    """The refiner's examples: each box the shipped detector finds on a labelled object (its own
+    errors, not a model of them), and one box moved as `jitter` moves it per labelled die and per
+    third of the tiles, as crops with the true box encoded in the box's frame (`vision.refine`).
+    Written as one .npz per split."""
+    from vision.detector import Detector
+    from vision.refine import crop, encode
+
+    rng = np.random.default_rng(seed)
+    detector = Detector(refiner=None)  # the boxes it must learn to fix
+    rows: dict[str, tuple[list, list, list, list]] = {  # type: ignore[type-arg]
+        "train": ([], [], [], []), "val": ([], [], [], [])}  # fmt: skip
+    entries = [(data, e) for data in datasets for e in _annotations(data)]
+    for data, entry in tqdm(entries, desc="refiner crops", unit="img"):
+        image = cv2.imread(str(data / entry["image"]))
+        truth = [o for o in entry["objects"] if o["labelled"]]
+        kinds = np.array([detector_class(o["label"]) for o in truth])
+        boxes = [np.asarray(o["corners"], np.float64) for o in truth]
+        found = detector.detect(image)
+        pairs = []
+        for corners, kind in zip(found.corners, found.labels, strict=True):
+            cls = DETECTOR_CLASSES.index(kind)
+            if cls != 2 and rng.random() > REFINE_SHARE.get(data.name, 1.0):
+                continue
+            ious = [
+                _iou(corners, b) if k == cls else 0.0 for b, k in zip(boxes, kinds, strict=True)
+            ]
+            if ious and max(ious) >= REFINE_MATCH:
+                pairs.append((corners, boxes[int(np.argmax(ious))], cls == 2))
+        for box, k in zip(boxes, kinds, strict=True):
+            if k == 2 or rng.random() < REFINE_SHARE.get(data.name, 1.0) / 3:
+                pairs.append((jitter(box, rng, die=k == 2), box, k == 2))
+        crops, targets, dice, detected = rows[entry["split"]]
+        for corners, box, die in pairs:
+            crops.append(crop(image, corners, die))
+            targets.append(encode(corners, box, die))
+            dice.append(die)
+            detected.append(corners)
+    root = out / "refiner-data"
+    root.mkdir(parents=True, exist_ok=True)
+    for split, (crops, targets, dice, detected) in rows.items():
+        np.savez(
+            root / f"{split}.npz",
+            crops=np.asarray(crops, np.uint8).reshape(-1, *SHAPE),
+            targets=np.asarray(targets, np.float32).reshape(-1, 5),
+            dice=np.asarray(dice, bool),
+            boxes=np.asarray(detected).reshape(-1, 4, 2),
+        )
+    return root
+
+
+def _refiner_net() -> object:
+    """About 20 M multiply-adds a crop: a full table's 35 boxes in a few milliseconds."""
+    from torch import nn
+
+    def conv(i: int, o: int, stride: int) -> list[nn.Module]:
+        return [nn.Conv2d(i, o, 3, stride, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU()]
+
+    features = [*conv(3, 16, 2), *conv(16, 32, 1), *conv(32, 48, 2), *conv(48, 64, 1),
+                *conv(64, 96, 2), *conv(96, 128, 2)]  # fmt: skip
+    head = [nn.Flatten(), nn.Linear(128 * 4 * 4, 128), nn.ReLU(), nn.Linear(128, OUTPUTS)]
+    return nn.Sequential(*features, *head)
+
+
+def train_refiner(data: Path, out: Path, epochs: int = 15, batch: int = 256, seed: int = 0) -> Path:
+    """Plain torch (ultralytics has no box regressor): smooth L1 on each kind's five numbers,
+    scaled to unit spread, with mirrored crops; exported to ONNX with the scale folded in."""
+    import torch
+    from torch import nn
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(2)
+    train, val = np.load(data / "train.npz"), np.load(data / "val.npz")
+    targets = train["targets"]
+    dice = train["dice"]
+    mean = np.concatenate([targets[~dice].mean(0), targets[dice].mean(0)]).astype(np.float32)
+    spread = np.concatenate([targets[~dice].std(0), targets[dice].std(0)]).astype(np.float32)
+    net = _refiner_net()
+    optimiser = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
+    steps = epochs * (len(targets) // batch)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, 2e-3, total_steps=steps)
+    rng = np.random.default_rng(seed)
+
+    def tensors(crops: NDArray, targets: NDArray, dice: NDArray, mirror: bool) -> tuple:  # type: ignore[type-arg]
+        x = crops[..., ::-1].astype(np.float32) / 255  # BGR to RGB, as blobFromImages(swapRB)
+        y = targets.copy()
+        if mirror:
+            for axis, flip in (("x", rng.random(len(y)) < 0.5), ("y", rng.random(len(y)) < 0.5)):
+                x[flip] = x[flip][:, :, ::-1] if axis == "x" else x[flip][:, ::-1]
+                y[np.ix_(flip, [0 if axis == "x" else 1, 4])] *= -1
+        wide = np.zeros((len(y), OUTPUTS), np.float32)
+        wide[~dice, :5], wide[dice, 5:] = y[~dice], y[dice]
+        wide = (wide - mean) / spread
+        mask = np.zeros_like(wide)
+        mask[~dice, :5], mask[dice, 5:] = 1, 1
+        return (torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2))),
+                torch.from_numpy(wide), torch.from_numpy(mask))  # fmt: skip
+
+    def loss_of(x: object, y: object, mask: object) -> object:
+        return (nn.functional.smooth_l1_loss(net(x), y, reduction="none") * mask).sum() / mask.sum()
+
+    vx, vy, vm = tensors(val["crops"], val["targets"], val["dice"], False)
+    for epoch in range(epochs):
+        net.train()
+        order = rng.permutation(len(targets))
+        bar = tqdm(range(len(order) // batch), desc=f"refiner {epoch + 1}/{epochs}", unit="batch")
+        for step in bar:
+            pick = np.sort(order[step * batch : (step + 1) * batch])
+            x, y, mask = tensors(train["crops"][pick], targets[pick], dice[pick], True)
+            loss = loss_of(x, y, mask)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            schedule.step()
+            bar.set_postfix(loss=f"{loss.item():.3f}")
+        net.eval()
+        if len(vx):
+            with torch.no_grad():
+                val_loss = np.mean([float(loss_of(vx[i : i + 1024], vy[i : i + 1024],
+                                                  vm[i : i + 1024]))
+                                    for i in range(0, len(vx), 1024)])  # fmt: skip
+            tqdm.write(f"refiner epoch {epoch + 1}: validation loss {val_loss:.4f}")
+    head = net[-1]
+    with torch.no_grad():  # fold the targets' scale into the last layer
+        head.weight.mul_(torch.from_numpy(spread)[:, None])
+        head.bias.mul_(torch.from_numpy(spread)).add_(torch.from_numpy(mean))
+    out.mkdir(parents=True, exist_ok=True)
+    torch.save(net.state_dict(), out / "refiner.pt")
+    path = out / "refiner.onnx"
+    with warnings.catch_warnings():  # the newer exporter needs onnxscript, which we do not ship
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.onnx.export(
+            net,
+            torch.zeros(1, 3, REFINE_CROP, REFINE_CROP),
+            str(path),
+            input_names=["images"],
+            output_names=["boxes"],
+            dynamic_axes={"images": {0: "n"}, "boxes": {0: "n"}},
+            dynamo=False,
+        )
+    return path
 
 
 FLATNESS_CLASSES = ("cocked", "flat")
