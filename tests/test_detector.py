@@ -379,3 +379,11 @@ def test_the_full_report_renders_from_an_evaluation() -> None:
     assert "Face boxes on no labelled object: 0 at 0.3,\n  7 at 0.5" in text
     assert "| mAP50-95 >= 0.85 (28 labels, oriented IoU) | 1.000 | yes |" in text
     assert "| 1920x1080 | 80 | 12.5 |" in text
+
+
+def test_the_refiner_picture_shows_dice_and_a_tile_before_and_after(tmp_path: Path) -> None:
+    from vision.evaluate import refiner_picture
+
+    refiner_picture(IMAGES, tmp_path / "refiner.jpg")
+    picture = cv2.imread(str(tmp_path / "refiner.jpg"))
+    assert picture.shape == (2 * 320 + 12, 2 * 320 + 12, 3)

@@ -1,6 +1,6 @@
 """Tile and dice detection on the edge box: onnxruntime only, no torch.
 
-Two stages, each a small object with one verb:
+Three stages, each a small object with one verb:
 - `Detector.detect(image)`: YOLO11n-OBB on the whole frame finds face-up tiles, face-down tiles
   and dice as oriented boxes;
 - `Refiner.refine(image, detections)`: each box moved onto its object (the detector's own
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -284,7 +285,7 @@ class Refiner:
         out = self.session.run(None, {self.input.name: blob})[0]
         corners = [decode(c, row[5:] if d else row[:5], d)
                    for c, row, d in zip(detections.corners, out, dice, strict=True)]  # fmt: skip
-        return Detections(np.asarray(corners), detections.confidence, detections.labels)
+        return replace(detections, corners=np.asarray(corners))
 
 
 class Reader:
