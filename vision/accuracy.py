@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from vision import crops, refine
 from vision.detections import Detections
 from vision.detector import MODELS
 from vision.follow import RoundFollower
@@ -203,10 +204,14 @@ def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
 
 @functools.cache
 def _models_digest() -> str:
+    """The models and how crops are cut for them (`vision/crops.py`, `vision/refine.py`): a
+    change to either makes other detections."""
     digest = hashlib.sha256()
     for name in ("detector.onnx", "refiner.onnx", "reader.onnx", "flatness.onnx"):
         if (MODELS / name).exists():
             digest.update((MODELS / name).read_bytes())
+    for module in (crops, refine):
+        digest.update(Path(module.__file__).read_bytes())  # type: ignore[arg-type]
     return digest.hexdigest()[:12]
 
 

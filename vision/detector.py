@@ -21,7 +21,7 @@ import numpy as np
 import onnxruntime as ort
 from numpy.typing import NDArray
 
-from vision.crops import CROP, LEAN_MARGIN, cut
+from vision.crops import CROP, REFINED_LEAN_MARGIN, cut
 from vision.detections import Detections
 from vision.refine import REFINE_CROP, crop, decode
 
@@ -290,15 +290,18 @@ class Refiner:
 
 class Reader:
     """Reads each detected tile and die from its rectified full-resolution crop, and, with a
-    flatness model, whether each die lies flat."""
+    flatness model, whether each die lies flat. The flatness crop's `lean_margin` suits the
+    refined boxes `Detector` gives by default; for unrefined boxes pass `LEAN_MARGIN`."""
 
     def __init__(
         self,
         path: Path = MODELS / "reader.onnx",
         threads: int = 2,
         flatness: Path | None = MODELS / "flatness.onnx",
+        lean_margin: float = REFINED_LEAN_MARGIN,
     ) -> None:
         self.session = _session(path, threads)
+        self.lean_margin = lean_margin
         self.input = self.session.get_inputs()[0]
         self.names = _names(self.session)
         self.flatness = _session(flatness, threads) if flatness and flatness.exists() else None
@@ -328,7 +331,7 @@ class Reader:
             dice = [row for row, kind in enumerate(detections.labels) if kind == "die"]
             flat = np.ones(len(detections))
             if dice:
-                wide = [cut(image, detections.corners[row], True, LEAN_MARGIN) for row in dice]
+                wide = [cut(image, detections.corners[row], True, self.lean_margin) for row in dice]
                 blob = cv2.dnn.blobFromImages(wide, 1 / 255, (CROP, CROP), swapRB=True)
                 name = self.flatness.get_inputs()[0].name
                 flat[dice] = self.flatness.run(None, {name: blob})[0][:, self.flat_index]

@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 from tqdm import tqdm
 
-from vision.crops import LEAN_MARGIN
+from vision.crops import REFINED_LEAN_MARGIN
 from vision.detections import Detections
 from vision.detector import DETECTOR_SCALE, OVERLAP, Detector, Reader
 from vision.synth.dataset import render_sample
@@ -423,7 +423,7 @@ def _flatness_section(f: dict | None) -> str:  # type: ignore[type-arg]
 ## Does a die lie flat? (`models/flatness.onnx`)
 
 A die leaning on an edge must be rolled again; the rounds' follower asks the flatness reader
-(YOLO11n-cls on a crop {LEAN_MARGIN} times the die's top face) and pools its answer over half a second.
+(YOLO11n-cls on a crop {REFINED_LEAN_MARGIN} times the die's refined box) and pools its answer over half a second.
 Measured on `{f["test_set"]}` (half the dice cocked, a seed never trained on), dice fully in
 view in frames without camera shake, right at a 0.5 threshold:
 
