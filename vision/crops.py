@@ -21,8 +21,9 @@ DIE_MARGIN = 1.4
 """A die crop is an upright square 1.4 times the box's mean side around the box's centre."""
 LEAN_MARGIN = 2.2
 """Whether a die leans shows beside its top face (the side it leans to), so the flatness
-reader's crop is wider: 2.2 times the box's side. The flatness reader was trained so around
-boxes moved as the detector's own are, on average 1.17 times the die (`vision.train.jitter`)."""
+reader's crop is wider: 2.2 times the box's side. The flatness reader was trained on such
+crops around boxes moved as the detector's own are, on average 1.17 times the die
+(`vision.train.jitter`)."""
 REFINED_LEAN_MARGIN = 2.6
 """The flatness reader's crop around a refined box (`vision.refine`, true to the die within a
 few percent): 2.2 x 1.17 times its side, the view the reader was trained on. Cut at 2.2 around
