@@ -204,14 +204,17 @@ def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
 
 @functools.cache
 def _models_digest() -> str:
-    """The models and how crops are cut for them (`vision/crops.py`, `vision/refine.py`): a
-    change to either makes other detections."""
+    """The models and the sizes of the crops cut for them (`vision/crops.py`,
+    `vision/refine.py`): a change to either makes other detections."""
     digest = hashlib.sha256()
     for name in ("detector.onnx", "refiner.onnx", "reader.onnx", "flatness.onnx"):
         if (MODELS / name).exists():
             digest.update((MODELS / name).read_bytes())
-    for module in (crops, refine):
-        digest.update(Path(module.__file__).read_bytes())  # type: ignore[arg-type]
+    geometry = (
+        (crops.CROP, crops.TILE_MARGIN, crops.DIE_MARGIN, crops.REFINED_LEAN_MARGIN),
+        (refine.REFINE_CROP, refine.TILE_VIEW, refine.DIE_VIEW, refine.MOST_SHIFT),
+    )
+    digest.update(repr(geometry).encode())
     return digest.hexdigest()[:12]
 
 
