@@ -331,14 +331,15 @@ def cmd_synth_gallery(args: argparse.Namespace) -> int:
 def cmd_detect(args: argparse.Namespace) -> int:
     import cv2
 
-    from vision.detector import MODELS, Detector, Reader
+    from vision.detector import MODELS
+    from vision.replay import ModelSource
 
     if not (MODELS / "detector.onnx").exists():
         raise UsageError(f"{MODELS / 'detector.onnx'} is missing (set PAIGOW_MODELS?)")
     image = cv2.imread(args.image)
     if image is None:
         raise UsageError(f"cannot read an image from {args.image!r}")
-    found = Reader().read(image, Detector().detect(image))
+    found = ModelSource().detections(0, 0.0, image)
     if args.annotate:
         from vision.annotate import annotate
 

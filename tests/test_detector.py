@@ -12,9 +12,9 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.crops import CROP, canonical, cut
+from vision.crops import CROP, LEAN_MARGIN, REFINED_LEAN_MARGIN, canonical, cut
 from vision.detections import Detections
-from vision.detector import Detector, Reader, _near_any, zoom_windows
+from vision.detector import MODELS, Detector, Reader, _near_any, zoom_windows
 from vision.evaluate import polygon_iou
 from vision.synth.round import Studio, Timeline
 
@@ -276,6 +276,21 @@ def test_the_flatness_reader_tells_a_cocked_die_on_the_refined_boxes(seed: int) 
     centres = found.corners[dice].mean(axis=1)
     flat = [found.flat[dice[int(np.argmin(np.linalg.norm(centres - t, axis=1)))]] for t in truth]
     assert flat[0] < 0.5 and min(flat[1:]) >= 0.5  # (seed 11 has a fourth, phantom die)
+
+
+@pytest.mark.parametrize("refiner", [True, False])
+def test_the_flatness_crop_is_sized_for_the_boxes_the_detector_gives(
+    tmp_path: Path, refiner: bool
+) -> None:
+    """Without the refiner the boxes are the detector's own, which the flatness reader was
+    trained around: its crop is then `LEAN_MARGIN`, not the refined boxes' wider one."""
+    for name in ("detector.onnx", "reader.onnx", "flatness.onnx", "refiner.onnx")[: 3 + refiner]:
+        (tmp_path / name).symlink_to(MODELS / name)
+    code = "from vision.replay import ModelSource; print(ModelSource().reader.lean_margin)"
+    env = {**os.environ, "PAIGOW_MODELS": str(tmp_path)}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=env)  # fmt: skip
+    assert float(run.stdout) == (REFINED_LEAN_MARGIN if refiner else LEAN_MARGIN)
 
 
 def test_detect_without_a_detector_model_says_so(tmp_path: Path) -> None:

@@ -36,13 +36,16 @@ class Source(Protocol):
 
 
 class ModelSource:
-    """The shipped models: the detector finds, the reader reads."""
+    """The shipped models: the detector finds (and refines its boxes where the refiner ships),
+    the reader reads, its flatness crop sized for the boxes it is given."""
 
     def __init__(self, threads: int = 2) -> None:
+        from vision.crops import LEAN_MARGIN, REFINED_LEAN_MARGIN
         from vision.detector import Detector, Reader
 
         self.detector = Detector(threads=threads)
-        self.reader = Reader(threads=threads)
+        lean = REFINED_LEAN_MARGIN if self.detector.refiner else LEAN_MARGIN
+        self.reader = Reader(threads=threads, lean_margin=lean)
 
     def detections(self, index: int, t: float, image: NDArray[np.uint8]) -> Detections:
         return self.reader.read(image, self.detector.detect(image))
