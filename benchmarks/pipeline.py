@@ -1,12 +1,13 @@
 """Benchmark: the edge box's whole per-frame analysis, by resolution, on this CPU.
 
-    python3 benchmarks/pipeline.py [--detector PATH.onnx] [--threads 2]
+    python3 benchmarks/pipeline.py [--detector PATH.onnx] [--refiner-stages N] [--threads 2]
 
 Frames of a simulated round are rendered at 1280x720, 1920x1080 and 3840x2160; each goes through
 detection (the ONNX detector), reading (the ONNX reader on every detected box) and the round
 follower. Reports median ms per stage and frames per second. `--detector` times a detector file
 that is not shipped (for instance a training checkpoint exported to ONNX): the timing does not
 depend on how well it was trained, only on its architecture and input size.
+`--refiner-stages` runs only the first N shipped refiner stages (0: none), to time a stage.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from vision.detector import MODELS, Detector, Reader  # noqa: E402
+from vision.detector import MODELS, REFINERS, Detector, Reader  # noqa: E402
 from vision.follow import RoundFollower  # noqa: E402
 from vision.synth.round import Studio  # noqa: E402
 from vision.table import calibrate  # noqa: E402
@@ -32,10 +33,14 @@ def main() -> int:
     parser.add_argument("--detector", type=Path, default=MODELS / "detector.onnx")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--frames", type=int, default=40)
+    parser.add_argument("--refiner-stages", type=int, default=len(REFINERS))
     args = parser.parse_args()
-    detector = Detector(args.detector, threads=args.threads)
+    detector = Detector(args.detector, threads=args.threads,
+                        refiner=REFINERS[: args.refiner_stages])  # fmt: skip
     reader = Reader(threads=args.threads)
-    print(f"detector input {detector.width}x{detector.height}, {args.threads} threads")
+    stages = len(detector.refiner.stages) if detector.refiner else 0
+    print(f"detector input {detector.width}x{detector.height}, {stages} refiner stages, "
+          f"{args.threads} threads")  # fmt: skip
     for width, height in ((1280, 720), (1920, 1080), (3840, 2160)):
         studio = Studio.of(4242, "mbs-2020", [], (width, height))
         image, _, _ = studio.frame(0.0)

@@ -396,9 +396,11 @@ def cmd_train(args: argparse.Namespace) -> int:
         onnx = train_reader(crops, out, args.reader_epochs, name="flatness", flips=True,
                             weights=weights)  # fmt: skip
         print(f"flatness reader: {onnx}")
-    if args.stage == "refiner":
-        onnx = train_refiner(prepare_refiner(datasets, out), out, args.reader_epochs)
-        print(f"refiner: {onnx}")
+    if args.stage in ("refiner", "refiner-2"):
+        stage = 1 if args.stage == "refiner" else 2
+        data = prepare_refiner(datasets, out, stage=stage)
+        onnx = train_refiner(data, out, args.reader_epochs, stage=stage)
+        print(f"{args.stage}: {onnx}")
     return 0
 
 
@@ -812,10 +814,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_argument(
         "--stage",
-        choices=("detector", "reader", "both", "flatness", "refiner"),
+        choices=("detector", "reader", "both", "flatness", "refiner", "refiner-2"),
         default="both",
         help="both: the detector and the reader; flatness: the dice flatness reader; refiner: "
-        "the box refiner, on the shipped detector's boxes (--reader-epochs sets its epochs)",
+        "the box refiner, on the shipped detector's boxes; refiner-2: its second, closer stage, "
+        "on the boxes the shipped refiner gives (--reader-epochs sets a refiner's epochs)",
     )
     sub.add_argument("--out", default="runs", help="where training runs go (never committed)")
 

@@ -356,6 +356,30 @@ def test_evaluation_counts_missed_objects() -> None:
     assert result["face_boxes_on_nothing"] == 0  # a missed tile is not a box on nothing
 
 
+class DoubtfulReader(TruthReader):
+    """Reads every third face-up tile as the next face, and is unsure of exactly those."""
+
+    def read(self, image: np.ndarray, found: Detections) -> Detections:
+        truth = super().read(image, found)
+        faces = [i for i, label in enumerate(truth.labels) if label not in ("back",)
+                 and not label.startswith("die-")]  # fmt: skip
+        labels, sure = list(truth.labels), np.ones(len(truth))
+        for i in faces[::3]:
+            labels[i] = "6-6" if labels[i] != "6-6" else "1-1"
+            sure[i] = 0.3
+        return truth.with_labels(tuple(labels), sure)
+
+
+def test_a_reader_unsure_of_its_misreads_ranks_them_last_in_the_map() -> None:
+    """A two-stage detector's score is both stages' confidence: a misread the reader doubts
+    ranks below the faces it is sure of, not among them by the detector's confidence alone."""
+    from vision.evaluate import evaluate
+
+    result = evaluate(IMAGES, TruthDetector(IMAGES), DoubtfulReader(IMAGES))  # type: ignore[arg-type]
+    assert result["tile_face_read_given_found"] < 0.8
+    assert result["map50_95"] > result["map50_95_detector_score"] + 0.01
+
+
 def test_still_frames_leave_out_camera_shake_and_cocked_dice(tmp_path: Path) -> None:
     from vision.evaluate import evaluate
 
@@ -395,9 +419,12 @@ def test_the_full_report_renders_from_an_evaluation() -> None:
         "without_refiner": {"map50": 0.8, "map50_95": 0.5, "tile_face_found": 0.9,
                             "tile_face_accuracy": 0.9, "dice_found": 0.8, "dice_accuracy": 0.75,
                             "tile_face_fit": 0.8, "dice_fit": 0.6, "face_boxes_on_nothing": 9},
+        "first_stage_only": {"map50": 0.9, "map50_95": 0.7, "tile_face_accuracy": 0.95,
+                             "dice_accuracy": 0.85, "tile_face_fit": 0.9, "dice_fit": 0.85},
     }  # fmt: skip
     assert "Does a die lie flat" not in report(result)
     assert "0.600)" in report(result)  # a die's fit without the refiner
+    assert "dice by\n  0.850" in report(result)  # and with its first stage alone
     result["flatness"] = {
         "test_set": "cocked set", "truth_flat": 0.99, "truth_flat_n": 100, "truth_cocked": 0.9,
         "truth_cocked_n": 50, "detected_flat": 0.98, "detected_flat_n": 90,

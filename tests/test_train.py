@@ -143,7 +143,7 @@ def test_refiner_examples_encode_the_true_box_of_what_they_show(tmp_path: Path) 
     """Each example is a detected (or moved) box and where its object really lies: decoded, it
     must land on a labelled object of the fixture frames."""
     from vision.evaluate import polygon_iou
-    from vision.refine import MOST_SHIFT, REFINE_CROP, decode
+    from vision.refine import FIRST, REFINE_CROP, decode
     from vision.train import prepare_refiner
 
     root = prepare_refiner([IMAGES], tmp_path)
@@ -156,21 +156,27 @@ def test_refiner_examples_encode_the_true_box_of_what_they_show(tmp_path: Path) 
     for e in examples:
         assert e["crops"].shape[1:] == (REFINE_CROP, REFINE_CROP, 3)
         for box, target, die in zip(e["boxes"], e["targets"], e["dice"], strict=True):
-            if np.abs(target[:3] if die else target).max() > MOST_SHIFT:
+            if np.abs(target[:3] if die else target).max() > FIRST.most_shift:
                 continue  # beyond what the refiner may move a box
             landed += 1
             assert max(polygon_iou(decode(box, target, die), t) for t in truth) > 0.9
     assert landed > 0.9 * total
 
 
-def test_the_refiner_trains_and_exports_for_onnxruntime(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("stage", "view"), [(1, "1.6 2.0 0.5"), (2, "1.3 1.6 0.25")])
+def test_each_refiner_stage_trains_and_exports_for_onnxruntime_with_its_view(
+    tmp_path: Path, stage: int, view: str
+) -> None:
     pytest.importorskip("torch")
     import onnxruntime as ort
 
-    from vision.refine import OUTPUTS, REFINE_CROP
+    from vision.detector import Refiner
+    from vision.refine import OUTPUTS, REFINE_CROP, View
     from vision.train import prepare_refiner, train_refiner
 
-    path = train_refiner(prepare_refiner([IMAGES], tmp_path), tmp_path, epochs=1, batch=16)
+    data = prepare_refiner([IMAGES], tmp_path, stage=stage)
+    path = train_refiner(data, tmp_path, epochs=1, batch=16, stage=stage)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     out = session.run(None, {"images": np.zeros((3, 3, REFINE_CROP, REFINE_CROP), np.float32)})
     assert out[0].shape == (3, OUTPUTS)
+    assert Refiner([path]).stages[0][1] == View.parse(view)

@@ -207,12 +207,12 @@ def _models_digest() -> str:
     """The models and the sizes of the crops cut for them (`vision/crops.py`,
     `vision/refine.py`): a change to either makes other detections."""
     digest = hashlib.sha256()
-    for name in ("detector.onnx", "refiner.onnx", "reader.onnx", "flatness.onnx"):
+    for name in ("detector.onnx", "refiner.onnx", "refiner-2.onnx", "reader.onnx", "flatness.onnx"):
         if (MODELS / name).exists():
             digest.update((MODELS / name).read_bytes())
     geometry = (
         (crops.CROP, crops.TILE_MARGIN, crops.DIE_MARGIN, crops.REFINED_LEAN_MARGIN),
-        (refine.REFINE_CROP, refine.TILE_VIEW, refine.DIE_VIEW, refine.MOST_SHIFT),
+        (refine.REFINE_CROP, refine.FIRST.tile, refine.FIRST.die, refine.FIRST.most_shift),
     )
     digest.update(repr(geometry).encode())
     return digest.hexdigest()[:12]

@@ -4,7 +4,8 @@ Three stages, each a small object with one verb:
 - `Detector.detect(image)`: YOLO11n-OBB on the whole frame finds face-up tiles, face-down tiles
   and dice as oriented boxes;
 - `Refiner.refine(image, detections)`: each box moved onto its object (the detector's own
-  boxes are loose), as part of `Detector.detect` when `models/refiner.onnx` is there;
+  boxes are loose), as part of `Detector.detect` when `models/refiner.onnx` is there, and
+  again, looking closer, where `models/refiner-2.onnx` is;
 - `Reader.read(image, detections)`: each box is rectified from the full-resolution frame and a
   YOLO11n-cls model reads it: a tile's face in pip notation, `back`, or `die-N`.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,10 +25,12 @@ from numpy.typing import NDArray
 
 from vision.crops import CROP, REFINED_LEAN_MARGIN, cut
 from vision.detections import Detections
-from vision.refine import REFINE_CROP, crop, decode
+from vision.refine import FIRST, REFINE_CROP, View, crop, decode
 
 MODELS = Path(os.environ.get("PAIGOW_MODELS", Path(__file__).resolve().parents[1] / "models"))
 """The shipped ONNX files: the repository's models/, or $PAIGOW_MODELS (the container's)."""
+REFINERS = (MODELS / "refiner.onnx", MODELS / "refiner-2.onnx")
+"""The refiner's stages, each run on the boxes the one before it gave, where its file is there."""
 DETECTOR_CLASSES = ("tile", "back", "die")
 DETECTOR_SCALE = 0.5
 """The detector sees a full-table 1920x1080 frame at half size (960x544): a tile is then about
@@ -113,10 +117,11 @@ class Detector:
         confidence: float = 0.35,
         iou: float = OVERLAP,
         zoom: bool = True,
-        refiner: Path | None = MODELS / "refiner.onnx",
+        refiner: Sequence[Path] | None = REFINERS,
     ) -> None:
         self.session = _session(path, threads)
-        self.refiner = Refiner(refiner, threads) if refiner and refiner.exists() else None
+        stages = [p for p in refiner or () if p.exists()]
+        self.refiner = Refiner(stages, threads) if stages else None
         self.input = self.session.get_inputs()[0]
         _, _, height, width = self.input.shape
         fixed = isinstance(height, int) and isinstance(width, int)
@@ -270,22 +275,29 @@ def one_box_per_die(
 
 
 class Refiner:
-    """Moves every detected box onto its object (`vision.refine` has the geometry)."""
+    """Moves every detected box onto its object (`vision.refine` has the geometry), one stage
+    after another, each looking as widely as its file says it was trained to."""
 
-    def __init__(self, path: Path = MODELS / "refiner.onnx", threads: int = 2) -> None:
-        self.session = _session(path, threads)
-        self.input = self.session.get_inputs()[0]
+    def __init__(self, paths: Sequence[Path] = REFINERS[:1], threads: int = 2) -> None:
+        self.stages = []
+        for path in paths:
+            session = _session(path, threads)
+            view = session.get_modelmeta().custom_metadata_map.get("view")
+            self.stages.append((session, View.parse(view) if view else FIRST))
 
     def refine(self, image: NDArray[np.uint8], detections: Detections) -> Detections:
         if not len(detections):
             return detections
         dice = [kind.startswith("die") for kind in detections.labels]
-        crops = [crop(image, c, d) for c, d in zip(detections.corners, dice, strict=True)]
-        blob = cv2.dnn.blobFromImages(crops, 1 / 255, (REFINE_CROP, REFINE_CROP), swapRB=True)
-        out = self.session.run(None, {self.input.name: blob})[0]
-        corners = [decode(c, row[5:] if d else row[:5], d)
-                   for c, row, d in zip(detections.corners, out, dice, strict=True)]  # fmt: skip
-        return replace(detections, corners=np.asarray(corners))
+        corners = detections.corners
+        for session, view in self.stages:
+            crops = [crop(image, c, d, view) for c, d in zip(corners, dice, strict=True)]
+            blob = cv2.dnn.blobFromImages(crops, 1 / 255, (REFINE_CROP, REFINE_CROP), swapRB=True)
+            out = session.run(None, {session.get_inputs()[0].name: blob})[0]
+            moved = [decode(c, row[5:] if d else row[:5], d, view)
+                     for c, row, d in zip(corners, out, dice, strict=True)]  # fmt: skip
+            corners = np.asarray(moved)
+        return replace(detections, corners=corners)
 
 
 class Reader:

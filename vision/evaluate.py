@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from vision.crops import REFINED_LEAN_MARGIN
 from vision.detections import Detections
-from vision.detector import DETECTOR_SCALE, OVERLAP, Detector, Reader
+from vision.detector import DETECTOR_SCALE, OVERLAP, REFINERS, Detector, Reader
 from vision.synth.dataset import render_sample
 from vision.synth.labels import CLASSES, FACES
 
@@ -66,11 +66,39 @@ def average_precision(scores: list[float], hits: list[bool], positives: int) -> 
     )
 
 
+Ranked = dict[str, dict[float, tuple[list[float], list[bool]]]]
+"""Per label and IoU threshold: each detection's score, and whether it hit an unmatched truth."""
+
+
+def _rank(
+    ranked: Ranked,
+    found: Detections,
+    truth: list[dict],  # type: ignore[type-arg]
+    ious: NDArray[np.float64],
+    scores: NDArray[np.float64],
+) -> None:
+    """COCO-style matching, surest first: each detection takes the best unmatched true object
+    of its label at each IoU threshold."""
+    for threshold in IOU_THRESHOLDS:
+        taken: set[int] = set()
+        for i in np.argsort(-scores):
+            candidates = [
+                j
+                for j in range(len(truth))
+                if j not in taken
+                and truth[j]["label"] == found.labels[i]
+                and ious[i, j] >= threshold
+            ]
+            if candidates:
+                taken.add(max(candidates, key=lambda j: ious[i, j]))
+            ranked[found.labels[i]][threshold][0].append(float(scores[i]))
+            ranked[found.labels[i]][threshold][1].append(bool(candidates))
+
+
 def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None = None) -> dict:  # type: ignore[type-arg]
     entries = [json.loads(x) for x in (data / "annotations.jsonl").read_text().splitlines()][:limit]
-    per_class: dict[str, dict[float, tuple[list[float], list[bool]]]] = defaultdict(
-        lambda: {t: ([], []) for t in IOU_THRESHOLDS}
-    )
+    per_class: Ranked = defaultdict(lambda: {t: ([], []) for t in IOU_THRESHOLDS})
+    per_detector: Ranked = defaultdict(lambda: {t: ([], []) for t in IOU_THRESHOLDS})
     positives: dict[str, int] = defaultdict(int)
     confusion = np.zeros((len(CLASSES) + 1, len(CLASSES) + 1), int)  # last: missed / spurious
     faces = {"total": 0, "right": 0, "found": 0}
@@ -87,22 +115,8 @@ def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None =
         for t in truth:
             positives[t["label"]] += 1
         ious = iou_matrix(found, truth)
-        for threshold in IOU_THRESHOLDS:
-            taken: set[int] = set()
-            for i in np.argsort(-found.confidence):
-                candidates = [
-                    j
-                    for j in range(len(truth))
-                    if j not in taken
-                    and truth[j]["label"] == found.labels[i]
-                    and ious[i, j] >= threshold
-                ]
-                hit = bool(candidates)
-                if hit:
-                    taken.add(max(candidates, key=lambda j: ious[i, j]))
-                scores, hits = per_class[found.labels[i]][threshold]
-                scores.append(float(found.confidence[i]))
-                hits.append(hit)
+        _rank(per_class, found, truth, ious, found.confidence * found.label_confidence)
+        _rank(per_detector, found, truth, ious, found.confidence)
         matched_pred: set[int] = set()
         for j, t in enumerate(truth):  # label-agnostic matching at IoU 0.5 for accuracy
             i = int(np.argmax(ious[:, j])) if len(found) else -1
@@ -130,9 +144,11 @@ def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None =
             confusion[-1, CLASSES.index(found.labels[i])] += 1
     aps = {c: [average_precision(*per_class[c][t], positives[c]) for t in IOU_THRESHOLDS]
            for c in CLASSES if positives[c]}  # fmt: skip
+    aps_detector = [np.mean([average_precision(*per_detector[c][t], positives[c])
+                             for t in IOU_THRESHOLDS]) for c in CLASSES if positives[c]]  # fmt: skip
     table = {}
     for c in CLASSES:
-        scores, hits = per_class[c][0.5] if c in per_class else ([], [])
+        _, hits = per_class[c][0.5] if c in per_class else ([], [])
         tp = sum(hits)
         table[c] = {"instances": positives[c], "precision": tp / len(hits) if hits else 0.0,
                     "recall": tp / positives[c] if positives[c] else 0.0,
@@ -142,6 +158,7 @@ def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None =
         "images": len(entries),
         "map50": float(np.mean([a[0] for a in aps.values()])),
         "map50_95": float(np.mean([np.mean(a) for a in aps.values()])),
+        "map50_95_detector_score": float(np.mean(aps_detector)),
         "tile_face_accuracy": faces["right"] / max(faces["total"], 1),
         "tile_face_found": faces["found"] / max(faces["total"], 1),
         "tile_face_read_given_found": faces["right"] / max(faces["found"], 1),
@@ -334,6 +351,11 @@ blur (2-6 px, the data set's `motion_blur`), and some dice lie cocked against an
 "without camera shake" rows separate those because the round follower reads dice only once they
 have lain still for several frames, and a cocked die has no value (the rules call a re-roll).
 
+For mAP each detection is scored as a two-stage detector scores it: how sure the detector is
+that a tile (or die) lies there, times how sure the reader is of its face (or value). Scored by
+the detector's confidence alone, as `docs/detector.md` did until session 12, mAP50-95 is
+{m["map50_95_detector_score"]:.3f}: a tile the reader hesitates over then ranks with the surest.
+
 Where the misses come from:
 
 - detection: {100 * m["tile_face_found"]:.1f}% of face-up tiles and {100 * m["dice_found"]:.1f}% of
@@ -366,14 +388,18 @@ Where the misses come from:
   Dice found: {100 * m["dice_found"]:.1f}% with the closer look, {100 * m["without_zoom"]["dice_found"]:.1f}% without
   (dice value accuracy {100 * m["dice_accuracy"]:.1f}% against {100 * m["without_zoom"]["dice_accuracy"]:.1f}%).
 - **Refined boxes.** The CPU-trained detector boxes loosely; a small network looks at each box
-  in a crop 1.6 times its size (a die's: twice) and moves it onto its object (`vision/refine.py`).
+  in a crop 1.6 times its size (a die's: twice) and moves it onto its object (`vision/refine.py`),
+  and a second one, trained on the first one's boxes, looks again closer (1.3 times; a die's 1.6).
   A found face-up tile's box overlaps it by {m["tile_face_fit"]:.3f} at the mean
   ({m["without_refiner"]["tile_face_fit"]:.3f} without), a found die's by {m["dice_fit"]:.3f}
   ({m["without_refiner"]["dice_fit"]:.3f}); mAP50-95 {m["map50_95"]:.3f} against
   {m["without_refiner"]["map50_95"]:.3f}, dice found {100 * m["dice_found"]:.1f}% against
   {100 * m["without_refiner"]["dice_found"]:.1f}% and read right {100 * m["dice_accuracy"]:.1f}% against
   {100 * m["without_refiner"]["dice_accuracy"]:.1f}%, faces read right {100 * m["tile_face_accuracy"]:.2f}% against
-  {100 * m["without_refiner"]["tile_face_accuracy"]:.2f}%.
+  {100 * m["without_refiner"]["tile_face_accuracy"]:.2f}%. The second stage's share: with the first
+  stage alone tiles overlap by {m["first_stage_only"]["tile_face_fit"]:.3f}, dice by
+  {m["first_stage_only"]["dice_fit"]:.3f}, mAP50-95 {m["first_stage_only"]["map50_95"]:.3f}, faces read right
+  {100 * m["first_stage_only"]["tile_face_accuracy"]:.2f}%, dice {100 * m["first_stage_only"]["dice_accuracy"]:.1f}%.
   Below, the detector's boxes (left) and the refined ones (right) on a test frame, the true
   outlines in green:
 
@@ -402,9 +428,12 @@ Where the misses come from:
 
 The whole-frame pass always runs at 960 x 544 (letterboxed), so its cost is flat; the closer
 look costs one 320 x 320 pass per die window (one or two on a table with dice out); the
-refiner's and the reader's cost grows with the number of objects (about 0.4 ms a box for the
-refiner), not the resolution; resizing the frame is the only part
-that scales with pixels.
+refiner's and the reader's cost grows with the number of objects (about 0.4 ms a box for each
+refiner stage), not the resolution; resizing the frame is the only part
+that scales with pixels. This shared machine's speed swings by a quarter from run to run (the
+first refiner stage alone took 66 ms a 1920x1080 frame in session 11, 92 ms in session 12); time a change side by side
+(`python3 benchmarks/pipeline.py --refiner-stages 1`, then without it, times the second
+refiner stage).
 
 ## Per class (IoU 0.5 for precision and recall)
 
@@ -556,6 +585,9 @@ def main() -> None:
     result["without_refiner"] = {k: loose[k] for k in (
         "map50", "map50_95", "tile_face_found", "tile_face_accuracy", "dice_found",
         "dice_accuracy", "tile_face_fit", "dice_fit", "face_boxes_on_nothing")}  # fmt: skip
+    one_stage = evaluate(args.data, Detector(refiner=REFINERS[:1]), reader)
+    result["first_stage_only"] = {k: one_stage[k] for k in (
+        "map50", "map50_95", "tile_face_accuracy", "dice_accuracy", "tile_face_fit", "dice_fit")}  # fmt: skip
     whole_frame_only = evaluate(args.data, Detector(zoom=False), reader)
     result["without_zoom"] = {k: whole_frame_only[k] for k in ("dice_found", "dice_accuracy")}
     looser = evaluate(args.data, Detector(iou=0.5), reader)

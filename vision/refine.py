@@ -15,6 +15,8 @@ frame, R-CNN style:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import cv2
 import numpy as np
 from numpy.typing import NDArray
@@ -23,14 +25,37 @@ from vision.crops import canonical
 
 REFINE_CROP = 64
 """Every refiner crop is REFINE_CROP x REFINE_CROP pixels (a tile's long axis vertical)."""
-TILE_VIEW = 1.6
-"""A tile's crop spans its box grown by 60% each way: a box off by a fifth of a tile's width
-still shows the whole tile and the cloth around it."""
-DIE_VIEW = 2.0
-"""A die's crop is an upright square twice the box's mean side."""
-MOST_SHIFT = 0.5
-"""At most half a box's side of shift and a factor e^0.5 of size: a box over nothing (which the
-refiner never saw in training) cannot be sent across the table."""
+
+
+@dataclass(frozen=True)
+class View:
+    """How widely a refiner stage looks around a box, and how far it may move it. Its text form
+    (`View.parse`) is stored in each stage's ONNX file, so a model carries the view it was
+    trained on."""
+
+    tile: float
+    """A tile's crop spans its box grown by this factor each way."""
+    die: float
+    """A die's crop is an upright square this many times the box's mean side."""
+    most_shift: float
+    """At most this share of a box's side of shift, and a factor e^most_shift of size: a box over
+    nothing (which the refiner never saw in training) cannot be sent across the table."""
+
+    def __str__(self) -> str:
+        return f"{self.tile} {self.die} {self.most_shift}"
+
+    @classmethod
+    def parse(cls, text: str) -> View:
+        tile, die, most_shift = (float(x) for x in text.split())
+        return cls(tile, die, most_shift)
+
+
+FIRST = View(1.6, 2.0, 0.5)
+"""Around the detector's own boxes: a box off by a fifth of a tile's width still shows the whole
+tile and the cloth around it."""
+SECOND = View(1.3, 1.6, 0.25)
+"""Around boxes the first stage refined (off by a pixel or two): a closer look, a tile's long
+side at about the frame's own resolution in the 64 px crop instead of three quarters of it."""
 OUTPUTS = 10
 """Five numbers for a tile (dx, dy, log dw, log dh, turn), then five for a die (dx, dy, log ds,
 cos 4a, sin 4a): one network, two heads, each box reads its own."""
@@ -52,10 +77,11 @@ def frame_of(corners: NDArray[np.float64], die: bool) -> tuple[NDArray[np.float6
     return centre, u, v, np.array([w, h])
 
 
-def crop(image: NDArray[np.uint8], corners: NDArray[np.float64], die: bool) -> NDArray[np.uint8]:
-    """The refiner's view of one box: the box's frame, grown, warped to REFINE_CROP square."""
+def crop(image: NDArray[np.uint8], corners: NDArray[np.float64], die: bool,
+         view: View = FIRST) -> NDArray[np.uint8]:  # fmt: skip
+    """A refiner stage's view of one box: the box's frame, grown, warped to REFINE_CROP square."""
     centre, u, v, sides = frame_of(corners, die)
-    grow = DIE_VIEW if die else TILE_VIEW
+    grow = view.die if die else view.tile
     half_u, half_v = u * sides[0] * grow / 2, v * sides[1] * grow / 2
     src = np.array([centre - half_u - half_v, centre + half_u - half_v,
                     centre + half_u + half_v, centre - half_u + half_v], np.float32)  # fmt: skip
@@ -88,19 +114,21 @@ def encode(box: NDArray[np.float64], truth: NDArray[np.float64], die: bool) -> N
                      np.log(t_sides[1] / sides[1]), _turn(v, t_v)], np.float32)  # fmt: skip
 
 
-def decode(box: NDArray[np.float64], out: NDArray[np.float32], die: bool) -> NDArray[np.float64]:
-    """The refined box's four corners from the detected box and the refiner's five numbers."""
+def decode(box: NDArray[np.float64], out: NDArray[np.float32], die: bool,
+           view: View = FIRST) -> NDArray[np.float64]:  # fmt: skip
+    """The refined box's four corners from the detected box and a refiner stage's five numbers."""
+    most = view.most_shift
     centre, u, v, sides = frame_of(box, die)
-    dx, dy = np.clip(out[:2], -MOST_SHIFT, MOST_SHIFT)
+    dx, dy = np.clip(out[:2], -most, most)
     centre = centre + dx * sides[0] * u + dy * sides[1] * v
     if die:
-        side = sides[0] * np.exp(np.clip(out[2], -MOST_SHIFT, MOST_SHIFT))
+        side = sides[0] * np.exp(np.clip(out[2], -most, most))
         angle = np.arctan2(out[4], out[3]) / 4
         u = np.array([np.cos(angle), np.sin(angle)])
         v = np.array([-u[1], u[0]])
         w = h = side
     else:
-        w, h = sides * np.exp(np.clip(out[2:4], -MOST_SHIFT, MOST_SHIFT))
+        w, h = sides * np.exp(np.clip(out[2:4], -most, most))
         turn = float(np.clip(out[4], -0.5, 0.5))
         rot = np.array([[np.cos(turn), -np.sin(turn)], [np.sin(turn), np.cos(turn)]])
         u, v = rot @ u, rot @ v

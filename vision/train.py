@@ -256,16 +256,18 @@ REFINE_SHARE = {"train1080": 1.0, "train-dice": 0.2}
 SHAPE = (REFINE_CROP, REFINE_CROP, 3)
 
 
-def prepare_refiner(datasets: list[Path], out: Path, seed: int = 0) -> Path:
-    """The refiner's examples: each box the shipped detector finds on a labelled object (its own
-    errors, not a model of them), and one box moved as `jitter` moves it per labelled die and per
+def prepare_refiner(datasets: list[Path], out: Path, seed: int = 0, stage: int = 1) -> Path:
+    """A refiner stage's examples: each box the shipped detector finds on a labelled object (its
+    own errors, not a model of them; for the second stage, after the first stage moved it), and
+    one box moved as `jitter` moves it (the second stage: half as far) per labelled die and per
     third of the tiles, as crops with the true box encoded in the box's frame (`vision.refine`).
     Written as one .npz per split."""
-    from vision.detector import Detector
-    from vision.refine import crop, encode
+    from vision.detector import REFINERS, Detector
+    from vision.refine import FIRST, SECOND, crop, encode
 
     rng = np.random.default_rng(seed)
-    detector = Detector(refiner=None)  # the boxes it must learn to fix
+    detector = Detector(refiner=REFINERS[: stage - 1])  # the boxes it must learn to fix
+    view, spread = (FIRST, 1.0) if stage == 1 else (SECOND, 0.5)
     rows: dict[str, tuple[list, list, list, list]] = {  # type: ignore[type-arg]
         "train": ([], [], [], []), "val": ([], [], [], [])}  # fmt: skip
     entries = [(data, e) for data in datasets for e in _annotations(data)]
@@ -287,14 +289,14 @@ def prepare_refiner(datasets: list[Path], out: Path, seed: int = 0) -> Path:
                 pairs.append((corners, boxes[int(np.argmax(ious))], cls == 2))
         for box, k in zip(boxes, kinds, strict=True):
             if k == 2 or rng.random() < REFINE_SHARE.get(data.name, 1.0) / 3:
-                pairs.append((jitter(box, rng, die=k == 2), box, k == 2))
+                pairs.append((jitter(box, rng, die=k == 2, spread=spread), box, k == 2))
         crops, targets, dice, detected = rows[entry["split"]]
         for corners, box, die in pairs:
-            crops.append(crop(image, corners, die))
+            crops.append(crop(image, corners, die, view))
             targets.append(encode(corners, box, die))
             dice.append(die)
             detected.append(corners)
-    root = out / "refiner-data"
+    root = out / ("refiner-data" if stage == 1 else f"refiner-{stage}-data")
     root.mkdir(parents=True, exist_ok=True)
     for split, (crops, targets, dice, detected) in rows.items():
         np.savez(
@@ -320,11 +322,16 @@ def _refiner_net() -> object:
     return nn.Sequential(*features, *head)
 
 
-def train_refiner(data: Path, out: Path, epochs: int = 15, batch: int = 256, seed: int = 0) -> Path:
+def train_refiner(data: Path, out: Path, epochs: int = 15, batch: int = 256, seed: int = 0,
+                  stage: int = 1) -> Path:  # fmt: skip
     """Plain torch (ultralytics has no box regressor): smooth L1 on each kind's five numbers,
-    scaled to unit spread, with mirrored crops; exported to ONNX with the scale folded in."""
+    scaled to unit spread, with mirrored crops; exported to ONNX with the scale folded in and
+    the stage's view in the file's metadata."""
+    import onnx
     import torch
     from torch import nn
+
+    from vision.refine import FIRST, SECOND
 
     torch.manual_seed(seed)
     torch.set_num_threads(2)
@@ -383,8 +390,9 @@ def train_refiner(data: Path, out: Path, epochs: int = 15, batch: int = 256, see
         head.weight.mul_(torch.from_numpy(spread)[:, None])
         head.bias.mul_(torch.from_numpy(spread)).add_(torch.from_numpy(mean))
     out.mkdir(parents=True, exist_ok=True)
-    torch.save(net.state_dict(), out / "refiner.pt")
-    path = out / "refiner.onnx"
+    name = "refiner" if stage == 1 else f"refiner-{stage}"
+    torch.save(net.state_dict(), out / f"{name}.pt")
+    path = out / f"{name}.onnx"
     with warnings.catch_warnings():  # the newer exporter needs onnxscript, which we do not ship
         warnings.simplefilter("ignore", DeprecationWarning)
         torch.onnx.export(
@@ -396,6 +404,9 @@ def train_refiner(data: Path, out: Path, epochs: int = 15, batch: int = 256, see
             dynamic_axes={"images": {0: "n"}, "boxes": {0: "n"}},
             dynamo=False,
         )
+    model = onnx.load(str(path))
+    onnx.helper.set_model_props(model, {"view": str(FIRST if stage == 1 else SECOND)})
+    onnx.save(model, str(path))
     return path
 
 
@@ -434,16 +445,20 @@ def prepare_flatness(datasets: list[Path], out: Path, per_class: int = 4000, see
     return root
 
 
-def jitter(corners: np.ndarray, rng: np.random.Generator, die: bool) -> np.ndarray:
+def jitter(corners: np.ndarray, rng: np.random.Generator, die: bool,
+           spread: float = 1.0) -> np.ndarray:  # fmt: skip
     """Move a true box as the detector's boxes move (`vision.crops` has the measurements):
     a tile's by a tenth of its width, a few percent in size and a few degrees; a die's by a
-    quarter of its side and up to half its size again. Any starting corner."""
+    quarter of its side and up to half its size again; all of it `spread` times as far. Any
+    starting corner."""
     centre = corners.mean(0)
     short = min(np.linalg.norm(corners[1] - corners[0]), np.linalg.norm(corners[2] - corners[1]))
     if die:
-        shift, scale, turn = rng.normal(0, 0.2 * short, 2), rng.uniform(0.9, 1.45, 2), 0.0
+        shift, turn = rng.normal(0, 0.2 * short * spread, 2), 0.0
+        scale = 1 + (rng.uniform(0.9, 1.45, 2) - 1) * spread
     else:
-        shift, scale, turn = rng.normal(0, 0.12 * short, 2), rng.normal(1, 0.07, 2), 0.09
+        shift, turn = rng.normal(0, 0.12 * short * spread, 2), 0.09 * spread
+        scale = rng.normal(1, 0.07 * spread, 2)
     angle = rng.normal(0, turn)
     rot = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
     axes = canonical(corners) - centre  # scale the short and the long side apart
