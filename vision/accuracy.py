@@ -289,6 +289,7 @@ def report(
             "measure the round logic alone and are an upper bound for the product."
             if source == "labels"
             else "**the shipped models** (`models/detector.onnx`, `models/refiner.onnx`, "
+            "`models/refiner-2.onnx`, "
             "`models/reader.onnx`, `models/flatness.onnx`)."
         ),
         "",
