@@ -104,9 +104,10 @@ def test_the_shipped_refiner_fits_the_fixture_frames_boxes_tighter(dice: bool) -
 def test_the_second_stage_reads_its_view_from_its_file_and_tightens_the_first_stages_boxes() -> (
     None
 ):
-    """Measured on this frame (faces and dice together): FIRST_THEN_SECOND_FIT."""
+    """Measured on this frame: faces 0.928 -> 0.966 mean IoU, dice 0.942 -> 0.933 (the held-out
+    set's dice gain, 0.880 -> 0.903, does not show on this frame's few), so the mean is asserted."""
     image = cv2.imread(str(FRAME))
-    assert [view for _, view in Detector().refiner.stages] == [FIRST, SECOND]  # type: ignore[union-attr]
+    assert [view for *_, view in Detector().refiner.stages] == [FIRST, SECOND]  # type: ignore[union-attr]
     once = Detector(refiner=REFINERS[:1]).detect(image).corners
     twice = Detector().detect(image).corners
     fit = [np.mean([_mean_best_iou(c, dice) for dice in (False, True)]) for c in (once, twice)]

@@ -179,4 +179,4 @@ def test_each_refiner_stage_trains_and_exports_for_onnxruntime_with_its_view(
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     out = session.run(None, {"images": np.zeros((3, 3, REFINE_CROP, REFINE_CROP), np.float32)})
     assert out[0].shape == (3, OUTPUTS)
-    assert Refiner([path]).stages[0][1] == View.parse(view)
+    assert Refiner([path]).stages[0][-1] == View.parse(view)

@@ -283,17 +283,18 @@ class Refiner:
         for path in paths:
             session = _session(path, threads)
             view = session.get_modelmeta().custom_metadata_map.get("view")
-            self.stages.append((session, View.parse(view) if view else FIRST))
+            self.stages.append((session, session.get_inputs()[0].name,
+                                View.parse(view) if view else FIRST))  # fmt: skip
 
     def refine(self, image: NDArray[np.uint8], detections: Detections) -> Detections:
         if not len(detections):
             return detections
         dice = [kind.startswith("die") for kind in detections.labels]
         corners = detections.corners
-        for session, view in self.stages:
+        for session, name, view in self.stages:
             crops = [crop(image, c, d, view) for c, d in zip(corners, dice, strict=True)]
             blob = cv2.dnn.blobFromImages(crops, 1 / 255, (REFINE_CROP, REFINE_CROP), swapRB=True)
-            out = session.run(None, {session.get_inputs()[0].name: blob})[0]
+            out = session.run(None, {name: blob})[0]
             moved = [decode(c, row[5:] if d else row[:5], d, view)
                      for c, row, d in zip(corners, out, dice, strict=True)]  # fmt: skip
             corners = np.asarray(moved)
