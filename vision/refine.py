@@ -56,6 +56,8 @@ tile and the cloth around it."""
 SECOND = View(1.3, 1.6, 0.25)
 """Around boxes the first stage refined (off by a pixel or two): a closer look, a tile's long
 side at about the frame's own resolution in the 64 px crop instead of three quarters of it."""
+STAGES = (FIRST, SECOND)
+"""Each refiner stage's view, in the order the stages run (`vision.detector.REFINERS`)."""
 OUTPUTS = 10
 """Five numbers for a tile (dx, dy, log dw, log dh, turn), then five for a die (dx, dy, log ds,
 cos 4a, sin 4a): one network, two heads, each box reads its own."""

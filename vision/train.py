@@ -263,11 +263,12 @@ def prepare_refiner(datasets: list[Path], out: Path, seed: int = 0, stage: int =
     third of the tiles, as crops with the true box encoded in the box's frame (`vision.refine`).
     Written as one .npz per split."""
     from vision.detector import REFINERS, Detector
-    from vision.refine import FIRST, SECOND, crop, encode
+    from vision.refine import FIRST, STAGES, crop, encode
 
     rng = np.random.default_rng(seed)
     detector = Detector(refiner=REFINERS[: stage - 1])  # the boxes it must learn to fix
-    view, spread = (FIRST, 1.0) if stage == 1 else (SECOND, 0.5)
+    view = STAGES[stage - 1]
+    spread = view.most_shift / FIRST.most_shift  # boxes moved as far as the stage may move them
     rows: dict[str, tuple[list, list, list, list]] = {  # type: ignore[type-arg]
         "train": ([], [], [], []), "val": ([], [], [], [])}  # fmt: skip
     entries = [(data, e) for data in datasets for e in _annotations(data)]
@@ -296,7 +297,7 @@ def prepare_refiner(datasets: list[Path], out: Path, seed: int = 0, stage: int =
             targets.append(encode(corners, box, die))
             dice.append(die)
             detected.append(corners)
-    root = out / ("refiner-data" if stage == 1 else f"refiner-{stage}-data")
+    root = out / f"{REFINERS[stage - 1].stem}-data"
     root.mkdir(parents=True, exist_ok=True)
     for split, (crops, targets, dice, detected) in rows.items():
         np.savez(
@@ -331,7 +332,8 @@ def train_refiner(data: Path, out: Path, epochs: int = 15, batch: int = 256, see
     import torch
     from torch import nn
 
-    from vision.refine import FIRST, SECOND
+    from vision.detector import REFINERS
+    from vision.refine import STAGES
 
     torch.manual_seed(seed)
     torch.set_num_threads(2)
@@ -390,7 +392,7 @@ def train_refiner(data: Path, out: Path, epochs: int = 15, batch: int = 256, see
         head.weight.mul_(torch.from_numpy(spread)[:, None])
         head.bias.mul_(torch.from_numpy(spread)).add_(torch.from_numpy(mean))
     out.mkdir(parents=True, exist_ok=True)
-    name = "refiner" if stage == 1 else f"refiner-{stage}"
+    name = REFINERS[stage - 1].stem
     torch.save(net.state_dict(), out / f"{name}.pt")
     path = out / f"{name}.onnx"
     with warnings.catch_warnings():  # the newer exporter needs onnxscript, which we do not ship
@@ -405,7 +407,7 @@ def train_refiner(data: Path, out: Path, epochs: int = 15, batch: int = 256, see
             dynamo=False,
         )
     model = onnx.load(str(path))
-    onnx.helper.set_model_props(model, {"view": str(FIRST if stage == 1 else SECOND)})
+    onnx.helper.set_model_props(model, {"view": str(STAGES[stage - 1])})
     onnx.save(model, str(path))
     return path
 
