@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 import numpy as np
@@ -74,6 +74,14 @@ and lie side by side or further apart, while a box straddling two neighbours lay
 each (round 700150: a five-tile hand read as six in every other frame, never steady)."""
 FACE_HELD = 40.0
 """Millimetres a followed face-up tile may stray from where it was heading between frames."""
+FACE_GAP = 5
+"""Analysed frames a followed face-up tile's track outlives its last reading: a tile carried
+under the dealer's hand, or read under `MIN_READ` among washed tiles, for half a second.
+Chosen over the 231 rounds of `docs/accuracy-models.md`: exposed tiles alerted over 1 s after
+they showed in 5 rounds with no gap, 2 with 4 frames, 1 with 5 or 8, and no new false alert at
+any. A back read where the track was ends it (the face there was a misread back): within
+`FACE_HELD` that also ended a real tile's track among washed neighbours (700179), within
+`SAME_PLACE` none."""
 DICE_WINDOW = STEADY + 2
 """Frames pooled to read the dice: half a second at 10 analysed frames a second."""
 DICE_CONFIRM = DICE_WINDOW + 3
@@ -196,8 +204,9 @@ def _nearest_first(candidates: Iterable[tuple[float, int, int]]) -> dict[int, in
 
 @dataclass(frozen=True)
 class FaceTrack:
-    """A face-up tile followed from frame to frame: where it is, how it moves, since when, and
-    how sure the reader was of it on average."""
+    """A face-up tile followed from frame to frame: where it was last seen, how it moved, since
+    when, in how many frames, how many frames ago, and how sure the reader was of it on
+    average."""
 
     label: str
     xy: NDArray[np.float64]
@@ -206,22 +215,37 @@ class FaceTrack:
     frames: int
     since: float
     sure: float
+    unseen: int = 0
+    """Analysed frames since it was last read (an arm passing over it, a reading under the bar)."""
+
+    def distance(self, xy: NDArray[np.float64]) -> float | None:
+        """How far a sighting lies from this tile, if near enough to be it: carried on as it
+        moved (the longer unseen, the further it may have strayed), or put down where it was
+        last seen."""
+        steps = self.unseen + 1
+        carried = float(np.linalg.norm(xy - self.xy - self.velocity * steps))
+        put_down = float(np.linalg.norm(xy - self.xy))
+        reach = CARRIED_STEP if self.frames == 1 else FACE_HELD * steps
+        near = [d for d, bar in ((carried, reach), (put_down, FACE_HELD)) if d <= bar]
+        return min(near) if near else None
 
 
 def _follow_faces(
-    tracks: list[FaceTrack], faces: list[tuple[str, NDArray[np.float64], str, float]], t: float
+    tracks: list[FaceTrack],
+    faces: list[tuple[str, NDArray[np.float64], str, float]],
+    backs: list[NDArray[np.float64]],
+    t: float,
 ) -> list[FaceTrack]:
-    """Each face continues the nearest track of the same face: within `CARRIED_STEP` of where
-    a new track was, within `FACE_HELD` of where a followed one was heading. A tile turned up,
-    lying or carried, keeps its track; a back misread as a face flickers from place to place and
-    face to face, and seldom continues one for long."""
+    """Each face continues the nearest track of the same face (`FaceTrack.distance`); a track
+    followed for two frames or more and not continued is kept for `FACE_GAP` frames, unless a
+    back now lies where it was. A tile turned up, lying or carried, keeps its track though an
+    arm hides it or the reader doubts it for a few frames; a back misread as a face flickers
+    from place to place and face to face, and is read as the back it is in between."""
     pairs = _nearest_first(
         (distance, i, j)
         for i, (label, xy, _, _) in enumerate(faces)
         for j, track in enumerate(tracks)
-        if track.label == label
-        and (distance := float(np.linalg.norm(xy - track.xy - track.velocity)))
-        <= (CARRIED_STEP if track.frames == 1 else FACE_HELD)
+        if track.label == label and (distance := track.distance(xy)) is not None
     )
     followed = []
     for i, (label, xy, zone, score) in enumerate(faces):
@@ -230,9 +254,17 @@ def _follow_faces(
             followed.append(FaceTrack(label, xy, np.zeros(2), zone, 1, t, score))
         else:
             sure = (was.sure * was.frames + score) / (was.frames + 1)
-            followed.append(
-                FaceTrack(label, xy, xy - was.xy, zone, was.frames + 1, was.since, sure)
-            )
+            step = (xy - was.xy) / (was.unseen + 1)
+            followed.append(FaceTrack(label, xy, step, zone, was.frames + 1, was.since, sure))
+    continued = set(pairs.values())
+    followed += [
+        replace(track, unseen=track.unseen + 1)
+        for j, track in enumerate(tracks)
+        if j not in continued
+        and track.frames > 1
+        and track.unseen < FACE_GAP
+        and not any(np.linalg.norm(xy - track.xy) <= SAME_PLACE for xy in backs)
+    ]
     return followed
 
 
@@ -325,7 +357,7 @@ class RoundFollower:
         out: list[Raised] = []
         view = View.of(seen, self.table)
         previous, self.previous_stack = self.previous_stack, view.stack_xy
-        self.faces = _follow_faces(self.faces, view.faces_xy, t)
+        self.faces = _follow_faces(self.faces, view.faces_xy, [xy for xy, _, _ in view.backs_xy], t)
         current = self.round
         if current is None:
             self._maybe_start(t, view)
@@ -425,7 +457,8 @@ class RoundFollower:
         """A face-up tile followed for a few frames while tiles should all be face down, as
         sure as the reader was of its face."""
         held = sorted(
-            (f for f in self.faces if f.frames > STEADY and f.zone != "dice"), key=lambda f: f.since
+            (f for f in self.faces if f.frames > STEADY and not f.unseen and f.zone != "dice"),
+            key=lambda f: f.since,
         )
         if held:
             zone = held[0].zone
