@@ -338,8 +338,8 @@ def train_refiner(data: Path, out: Path, epochs: int = 15, batch: int = 256, see
     torch.manual_seed(seed)
     torch.set_num_threads(2)
     train, val = np.load(data / "train.npz"), np.load(data / "val.npz")
-    targets = train["targets"]
-    dice = train["dice"]
+    # each array read from the file once: indexing `train["crops"]` reads it all again
+    crops, targets, dice = train["crops"], train["targets"], train["dice"]
     mean = np.concatenate([targets[~dice].mean(0), targets[dice].mean(0)]).astype(np.float32)
     spread = np.concatenate([targets[~dice].std(0), targets[dice].std(0)]).astype(np.float32)
     net = _refiner_net()
@@ -373,7 +373,7 @@ def train_refiner(data: Path, out: Path, epochs: int = 15, batch: int = 256, see
         bar = tqdm(range(len(order) // batch), desc=f"refiner {epoch + 1}/{epochs}", unit="batch")
         for step in bar:
             pick = np.sort(order[step * batch : (step + 1) * batch])
-            x, y, mask = tensors(train["crops"][pick], targets[pick], dice[pick], True)
+            x, y, mask = tensors(crops[pick], targets[pick], dice[pick], True)
             loss = loss_of(x, y, mask)
             optimiser.zero_grad()
             loss.backward()
