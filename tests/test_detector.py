@@ -35,6 +35,13 @@ def test_detections_columns_must_agree() -> None:
     read = found.with_labels(("die-3",), np.array([0.9]), np.array([0.1]))
     assert read[np.array([True])].flat.tolist() == [0.1]
     assert read.with_labels(("die-4",), np.array([0.8])).flat.tolist() == [0.1]  # kept
+    up = found.with_labels(("4-5",), np.array([0.6]), face_up=np.array([0.97]))
+    assert up[np.array([True])].face_up.tolist() == [0.97]
+    assert up.with_labels(("4-6",), np.array([0.7])).face_up.tolist() == [0.97]  # kept
+    before = {k: v for k, v in found.__dict__.items() if k != "face_up"}  # cached rounds
+    restored = Detections.__new__(Detections)
+    restored.__setstate__(before)
+    assert restored.face_up.shape == (0,) and restored.labels == ("6-6",)
 
 
 def test_canonical_corners_put_the_long_side_vertical() -> None:
@@ -125,7 +132,25 @@ def test_the_reader_reads_every_fully_visible_object_of_the_fixture_frame() -> N
             assert label == obj["label"]
     right = sum(label == o["label"] for o, label in zip(objects, read.labels, strict=True))
     assert right >= len(objects) - 1  # measured: 32 of 33, the miss 42% in view
+    for obj, up in zip(objects, read.face_up, strict=True):  # face up or down, whichever face
+        if obj["label"].startswith("die-"):
+            assert up == 0
+        elif obj["visible"] >= 0.9:
+            assert bool(up > 0.5) == (obj["label"] != "back"), (obj["label"], up)
     assert sum(o["label"].startswith("die-") for o in objects) == 3
+
+
+def test_the_reader_is_sure_the_stacked_tiles_lie_face_down() -> None:
+    """The other half of `face_up` (the fixture frame holds no backs): the stacks before the
+    delivery, on their true boxes."""
+    studio = Studio.of(42, "nz-1998", [], (1920, 1080))
+    image, objects, _ = studio.frame(Timeline.of().delivery - 0.5)
+    backs = [o for o in objects if o["label"] == "back" and o["visible"] >= 0.9]
+    boxes = Detections(np.array([o["corners"] for o in backs], np.float64), np.ones(len(backs)),
+                       ("tile",) * len(backs))  # fmt: skip
+    read = Reader().read(image, boxes)
+    assert len(backs) >= 6 and read.labels == ("back",) * len(backs)
+    assert (read.face_up < 0.1).all()  # measured: 0.004 at most
 
 
 def test_a_die_box_is_read_as_a_die_and_a_tile_box_as_a_face_or_back() -> None:

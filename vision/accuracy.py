@@ -11,6 +11,7 @@ measures the round logic alone (an upper bound); `--source models` runs the whol
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import hashlib
 import json
@@ -204,9 +205,10 @@ def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
 
 @functools.cache
 def _models_digest() -> str:
-    """The models and the sizes of the crops cut for them (`vision/crops.py`,
-    `vision/refine.py`): a change to either makes other detections."""
+    """The models, the sizes of the crops cut for them (`vision/crops.py`, `vision/refine.py`)
+    and the columns detections hold: a change to any makes other detections."""
     digest = hashlib.sha256()
+    digest.update(repr([f.name for f in dataclasses.fields(Detections)]).encode())
     for name in ("detector.onnx", "refiner.onnx", "refiner-2.onnx", "reader.onnx", "flatness.onnx"):
         if (MODELS / name).exists():
             digest.update((MODELS / name).read_bytes())

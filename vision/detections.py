@@ -23,15 +23,25 @@ class Detections:
     flat: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
     """N: how sure the flatness reader is that a die lies flat (1 for a tile), once it has read
     the dice; empty otherwise."""
+    face_up: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    """N: how sure the reader is that a tile lies face up, whichever its face (its probability
+    of any face among the tile classes; 0 for a die), once it has read the tiles; empty
+    otherwise. A tile half under another shows a pip or two: face up for sure, its face not."""
 
     def __post_init__(self) -> None:
         n = len(self.labels)
         if self.corners.shape != (n, 4, 2) or self.confidence.shape != (n,):
             raise ValueError("detections columns must all have one row per detection")
-        if self.label_confidence.shape not in ((0,), (n,)) or self.flat.shape not in ((0,), (n,)):
-            raise ValueError("label_confidence and flat have one value per detection")
+        if any(
+            c.shape not in ((0,), (n,)) for c in (self.label_confidence, self.flat, self.face_up)
+        ):
+            raise ValueError("label_confidence, flat and face_up have one value per detection")
         if self.table_xy.shape not in ((0, 2), (n, 2)) or len(self.zones) not in (0, n):
             raise ValueError("table_xy and zones have one row per detection")
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        """Detections pickled before a column was added (cached rounds) read it as empty."""
+        self.__dict__.update({"face_up": np.zeros(0)} | state)
 
     @classmethod
     def empty(cls) -> Detections:
@@ -52,20 +62,25 @@ class Detections:
         xy = self.table_xy[keep] if len(self.table_xy) else self.table_xy
         zones = tuple(self.zones[i] for i in keep) if self.zones else ()
         flat = self.flat[keep] if len(self.flat) else self.flat
-        return Detections(self.corners[keep], self.confidence[keep],
-                          tuple(self.labels[i] for i in keep), conf, xy, zones, flat)  # fmt: skip
+        up = self.face_up[keep] if len(self.face_up) else self.face_up
+        labels = tuple(self.labels[i] for i in keep)
+        return Detections(
+            self.corners[keep], self.confidence[keep], labels, conf, xy, zones, flat, up
+        )
 
     def with_labels(
         self,
         labels: tuple[str, ...],
         confidence: NDArray[np.float64],
         flat: NDArray[np.float64] | None = None,
+        face_up: NDArray[np.float64] | None = None,
     ) -> Detections:
         return replace(
             self,
             labels=labels,
             label_confidence=confidence,
             flat=self.flat if flat is None else flat,
+            face_up=self.face_up if face_up is None else face_up,
         )
 
     def with_places(self, table_xy: NDArray[np.float64], zones: tuple[str, ...]) -> Detections:

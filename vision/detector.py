@@ -334,11 +334,16 @@ class Reader:
         blob = cv2.dnn.blobFromImages(crops, 1 / 255, (CROP, CROP), swapRB=True)
         probs = self.session.run(None, {self.input.name: blob})[0]
         labels, confidence = [], []
+        back = next(i for i, n in self.names.items() if n == "back")
+        face_up = np.zeros(len(detections))
         for row, kind in enumerate(detections.labels):
             allowed = self._dice if kind == "die" else self._tiles
             index = allowed[int(np.argmax(probs[row, allowed]))]
             labels.append(self.names[int(index)])
             confidence.append(float(probs[row, index]))
+            if kind != "die":
+                tile = probs[row, self._tiles].sum()
+                face_up[row] = (tile - probs[row, back]) / max(float(tile), 1e-9)
         flat = None
         if self.flatness is not None:
             dice = [row for row, kind in enumerate(detections.labels) if kind == "die"]
@@ -348,7 +353,7 @@ class Reader:
                 blob = cv2.dnn.blobFromImages(wide, 1 / 255, (CROP, CROP), swapRB=True)
                 name = self.flatness.get_inputs()[0].name
                 flat[dice] = self.flatness.run(None, {name: blob})[0][:, self.flat_index]
-        return detections.with_labels(tuple(labels), np.asarray(confidence), flat)
+        return detections.with_labels(tuple(labels), np.asarray(confidence), flat, face_up)
 
     @property
     def _dice(self) -> NDArray[np.int64]:
