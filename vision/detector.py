@@ -317,6 +317,7 @@ class Reader:
         self.lean_margin = lean_margin
         self.input = self.session.get_inputs()[0]
         self.names = _names(self.session)
+        self.back_index = next(k for k, n in self.names.items() if n == "back")
         self.flatness = _session(flatness, threads) if flatness and flatness.exists() else None
         if self.flatness is not None:
             self.flat_index = next(k for k, n in _names(self.flatness).items() if n == "flat")
@@ -334,7 +335,6 @@ class Reader:
         blob = cv2.dnn.blobFromImages(crops, 1 / 255, (CROP, CROP), swapRB=True)
         probs = self.session.run(None, {self.input.name: blob})[0]
         labels, confidence = [], []
-        back = next(i for i, n in self.names.items() if n == "back")
         face_up = np.zeros(len(detections))
         for row, kind in enumerate(detections.labels):
             allowed = self._dice if kind == "die" else self._tiles
@@ -343,7 +343,7 @@ class Reader:
             confidence.append(float(probs[row, index]))
             if kind != "die":
                 tile = probs[row, self._tiles].sum()
-                face_up[row] = (tile - probs[row, back]) / max(float(tile), 1e-9)
+                face_up[row] = (tile - probs[row, self.back_index]) / max(float(tile), 1e-9)
         flat = None
         if self.flatness is not None:
             dice = [row for row, kind in enumerate(detections.labels) if kind == "die"]
