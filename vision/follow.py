@@ -74,11 +74,6 @@ and lie side by side or further apart, while a box straddling two neighbours lay
 each (round 700150: a five-tile hand read as six in every other frame, never steady)."""
 FACE_HELD = 40.0
 """Millimetres a followed face-up tile may stray from where it was heading between frames."""
-FACE_UP = 0.9
-"""A tile the reader is this sure lies face up (`Detections.face_up`, whichever its face) is
-followed as face up: a tile half under another, one pip showing, read 0.99 face up while its
-face was read at 0.45-0.67 as three different faces (round 700080, alerted 1.3 s after it
-showed when a face had to be read at `MIN_READ`; 0.7 s so)."""
 FACE_GAP = 5
 """Analysed frames a followed face-up tile's track outlives its last reading: a tile carried
 under the dealer's hand, or read under `MIN_READ` among washed tiles, for half a second.
@@ -241,16 +236,16 @@ def _follow_faces(
     backs: list[NDArray[np.float64]],
     t: float,
 ) -> list[FaceTrack]:
-    """Each tile seen face up continues the nearest track (`FaceTrack.distance`), whichever face
-    it was read as; a track followed for two frames or more and not continued is kept for
-    `FACE_GAP` frames, unless a back now lies where it was. A tile turned up, lying or carried,
-    keeps its track though an arm hides it or the reader doubts it for a few frames; a back
-    misread as a face flickers from place to place, and is read as the back it is in between."""
+    """Each face continues the nearest track of the same face (`FaceTrack.distance`); a track
+    followed for two frames or more and not continued is kept for `FACE_GAP` frames, unless a
+    back now lies where it was. A tile turned up, lying or carried, keeps its track though an
+    arm hides it or the reader doubts it for a few frames; a back misread as a face flickers
+    from place to place and face to face, and is read as the back it is in between."""
     pairs = _nearest_first(
         (distance, i, j)
-        for i, (_, xy, _, _) in enumerate(faces)
+        for i, (label, xy, _, _) in enumerate(faces)
         for j, track in enumerate(tracks)
-        if (distance := track.distance(xy)) is not None
+        if track.label == label and (distance := track.distance(xy)) is not None
     )
     followed = []
     for i, (label, xy, zone, score) in enumerate(faces):
@@ -460,7 +455,7 @@ class RoundFollower:
 
     def _watch_exposed(self, t: float, kind: K, out: list[Raised]) -> None:
         """A face-up tile followed for a few frames while tiles should all be face down, as
-        sure as the reader was that it lay face up (of its face, without a face-up reading)."""
+        sure as the reader was of its face."""
         held = sorted(
             (f for f in self.faces if f.frames > STEADY and not f.unseen and f.zone != "dice"),
             key=lambda f: f.since,
@@ -936,7 +931,6 @@ class View:
     """Each face-down tile's place, zone and the detector's confidence in it."""
     dice_read: list[tuple[str, NDArray[np.float64], float]]
     faces_xy: list[tuple[str, NDArray[np.float64], str, float]]
-    """Each tile seen face up: its face as read, place, zone and how sure it lies face up."""
 
     @property
     def stack_xy(self) -> list[NDArray[np.float64]]:
@@ -969,13 +963,9 @@ class View:
                 backs_xy.append((seen.table_xy[i], zone, float(seen.confidence[i])))
                 if zone == "stack" and seen.confidence[i] >= STANDING:
                     stacks.append((seen.table_xy[i], float(seen.confidence[i])))
-            else:
-                faces[zone] += scores[i] >= MIN_READ
-                up = float(seen.face_up[i]) if len(seen.face_up) else None
-                if up is not None and up >= FACE_UP:  # face up, whichever its face
-                    faces_xy.append((label, seen.table_xy[i], zone, up))
-                elif up is None and scores[i] >= MIN_READ:  # no face-up reading: a face read
-                    faces_xy.append((label, seen.table_xy[i], zone, float(scores[i])))
+            elif scores[i] >= MIN_READ:
+                faces[zone] += 1
+                faces_xy.append((label, seen.table_xy[i], zone, float(scores[i])))
         return cls(
             tiles, dice, loose, hand_tiles, backs, faces, stacks, backs_xy, dice_read, faces_xy
         )
