@@ -360,6 +360,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("ultralytics") is None:
         raise UsageError("training needs the [train] extra: see README (torch, then ultralytics)")
     from vision.train import (
+        checkpoint_from_onnx,
         prepare_detector,
         prepare_flatness,
         prepare_reader,
@@ -380,6 +381,13 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise UsageError(f"no checkpoint at {weights}")
     if args.stage in ("detector", "both"):
         prepared = prepare_detector(datasets, out)
+        if weights and weights.suffix == ".onnx":
+            shown = sorted((prepared.parent / "images" / "train").glob("*.jpg"))
+            sample = shown[:: max(1, len(shown) // 256)]
+            try:
+                weights = checkpoint_from_onnx(weights, sample, out / "detector-from-onnx.pt")
+            except ValueError as error:
+                raise UsageError(str(error)) from error
         onnx = train_detector(prepared, out, args.epochs, args.hours, weights=weights)
         print(f"detector: {onnx}")
         print(f"detector, 8-bit: {_quantize(onnx, datasets, onnx.with_name('detector-int8.onnx'))}")
@@ -803,7 +811,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--weights",
         help="start the stage's model from this checkpoint (.pt; with `both`, the detector's); "
-        "a reader checkpoint with other classes passes on all but its last layer",
+        "a reader checkpoint with other classes passes on all but its last layer; the detector "
+        "also goes on from an exported one (models/detector.onnx)",
     )
     sub.add_argument("--reader-epochs", type=int, default=12)
     sub.add_argument(

@@ -180,3 +180,33 @@ def test_each_refiner_stage_trains_and_exports_for_onnxruntime_with_its_view(
     out = session.run(None, {"images": np.zeros((3, 3, REFINE_CROP, REFINE_CROP), np.float32)})
     assert out[0].shape == (3, OUTPUTS)
     assert Refiner([path]).stages[0][-1] == View.parse(view)
+
+
+def test_the_shipped_detector_goes_on_training_from_a_checkpoint_that_sees_what_it_sees(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("ultralytics")
+    import onnxruntime as ort
+    import torch
+
+    from vision.detector import letterbox
+    from vision.train import checkpoint_from_onnx
+
+    shipped = Path(__file__).parents[1] / "models" / "detector.onnx"
+    crops = sorted((prepare_detector([IMAGES], tmp_path).parent / "images" / "train").glob("*"))
+    checkpoint = checkpoint_from_onnx(shipped, crops, tmp_path / "detector.pt")
+    model = torch.load(checkpoint, weights_only=False)["model"].eval()
+    frame = cv2.imread(str(next((IMAGES / "images").rglob("*.jpg"))))
+    blob = letterbox(frame, 544, 960)[0]
+    session = ort.InferenceSession(str(shipped), providers=["CPUExecutionProvider"])
+    exported = session.run(None, {"images": blob})[0][0, 4:7]
+    with torch.no_grad():
+        rebuilt = model(torch.from_numpy(blob))[0].numpy()[0, 4:7]
+    # the 8-bit export rounds its activations, the rebuilt model computes in float: close, not equal
+    found, refound = exported.max(0) > 0.5, rebuilt.max(0) > 0.5
+    assert np.quantile(np.abs(exported - rebuilt), 0.999) < 0.05
+    assert found.sum() > 20 and (found != refound).sum() <= 0.1 * found.sum()
+    assert any(isinstance(m, torch.nn.BatchNorm2d) for m in model.modules())  # trainable again
+
+    with pytest.raises(ValueError, match="not a 3-class YOLO11n-OBB"):
+        checkpoint_from_onnx(shipped.with_name("refiner.onnx"), crops, tmp_path / "other.pt")

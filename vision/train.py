@@ -480,17 +480,117 @@ def _yolo() -> type:
     return YOLO  # type: ignore[no-any-return]
 
 
+def checkpoint_from_onnx(model: Path, images: list[Path], out: Path) -> Path:
+    """A trainable checkpoint rebuilt from an exported (and maybe 8-bit) detector, so a CPU session
+    can go on training the shipped model when its run folder is gone.
+
+    The export folds each batch norm into its convolution; unfolding, each norm gets the mean and
+    spread of its convolution's output over `images` (training crops), and a scale and shift that
+    give the folded layer's output back exactly, so batch statistics in training barely move it."""
+    import onnx
+    import torch
+    from onnx import numpy_helper
+    from ultralytics.nn.modules.conv import Conv
+    from ultralytics.nn.tasks import OBBModel
+
+    weights = _onnx_conv_weights(onnx.load(str(model)).graph, numpy_helper)
+    folded = OBBModel("yolo11n-obb.yaml", nc=len(DETECTOR_CLASSES), verbose=False).eval()
+    folded.fuse(verbose=False)
+    state = folded.state_dict()
+    fits = set(weights) == set(state) and all(state[k].shape == v.shape for k, v in weights.items())
+    if not fits:
+        raise ValueError(f"{model} is not a {len(DETECTOR_CLASSES)}-class YOLO11n-OBB export")
+    folded.load_state_dict({**state, **{k: torch.from_numpy(v.copy()) for k, v in weights.items()}})
+
+    moments: dict[str, list[torch.Tensor]] = {}
+
+    def record(name: str):  # type: ignore[no-untyped-def]
+        def hook(conv, _inputs, output) -> None:  # type: ignore[no-untyped-def]
+            z = (output - conv.bias.view(1, -1, 1, 1)).double()
+            seen = moments.setdefault(name, [torch.zeros(()), torch.zeros(()), torch.zeros(())])
+            seen[0] = seen[0] + z.sum((0, 2, 3))
+            seen[1] = seen[1] + (z**2).sum((0, 2, 3))
+            seen[2] = seen[2] + z.shape[0] * z.shape[2] * z.shape[3]
+
+        return hook
+
+    hooks = [m.conv.register_forward_hook(record(name))
+             for name, m in folded.named_modules() if isinstance(m, Conv)]  # fmt: skip
+    with torch.no_grad():
+        for start in range(0, len(images), 32):
+            batch = [cv2.dnn.blobFromImage(cv2.imread(str(path)), 1 / 255, swapRB=True)[0]
+                     for path in images[start : start + 32]]  # fmt: skip
+            folded(torch.from_numpy(np.stack(batch)))
+    for hook in hooks:
+        hook.remove()
+
+    trainable = OBBModel("yolo11n-obb.yaml", nc=len(DETECTOR_CLASSES), verbose=False)
+    tensors = {**dict(trainable.named_parameters()), **dict(trainable.named_buffers())}
+    with torch.no_grad():
+        for name, module in trainable.named_modules():
+            if not isinstance(module, Conv):
+                continue
+            total, squares, count = moments[name]
+            mean = total / count
+            var = (squares / count - mean**2).clamp(min=1e-6)
+            module.conv.weight.copy_(torch.from_numpy(weights.pop(f"{name}.conv.weight")))
+            bias = torch.from_numpy(weights.pop(f"{name}.conv.bias")).double()
+            module.bn.running_mean.copy_(mean)
+            module.bn.running_var.copy_(var)
+            module.bn.weight.copy_((var + module.bn.eps).sqrt())
+            module.bn.bias.copy_(mean + bias)
+        for key, value in weights.items():  # the head's last layers and the DFL carry no norm
+            tensors[key].copy_(torch.from_numpy(value))
+    trainable.names = dict(enumerate(DETECTOR_CLASSES))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    args = {"task": "obb", "imgsz": DETECTOR_CROP}
+    torch.save({"model": trainable.eval(), "train_args": args}, out)
+    return out
+
+
+def _onnx_conv_weights(graph, numpy_helper) -> dict[str, NDArray[np.float32]]:  # type: ignore[no-untyped-def]
+    """Each convolution's weight and bias by its PyTorch name, dequantised where in 8 bits."""
+    stored = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    values: dict[str, NDArray[np.float32]] = {}
+    for node in graph.node:
+        if node.op_type == "DequantizeLinear" and node.input[0] in stored:
+            q = stored[node.input[0]].astype(np.float64)
+            scale = stored[node.input[1]].astype(np.float64)
+            zero = stored[node.input[2]].astype(np.float64) if len(node.input) > 2 else 0.0
+            axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+            if scale.ndim == 1 and q.ndim > 1:
+                shape = [1] * q.ndim
+                shape[axis] = -1
+                scale, zero = scale.reshape(shape), np.reshape(zero, shape if np.ndim(zero) else ())
+            values[node.output[0]] = ((q - zero) * scale).astype(np.float32)
+    weights = {}
+    for node in graph.node:
+        if node.op_type == "Conv":
+            for name in node.input[1:]:
+                value = values.get(name, stored.get(name))
+                if value is not None:
+                    key = name.removesuffix("_DequantizeLinear_Output")
+                    weights[key] = value.astype(np.float32)
+    return weights
+
+
 def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
                    batch: int = 16, weights: Path | None = None) -> Path:  # fmt: skip
-    """From scratch, or on from an earlier run's checkpoint (CPU runs are short and resumed)."""
+    """From scratch, or on from an earlier run's checkpoint (CPU runs are short and resumed).
+
+    Going on from a checkpoint, a fresh optimiser at the default rate and mosaics undid more than
+    an epoch gained (session 6); so it goes on at a tenth of the rate, on whole crops."""
     yolo = _yolo()(str(weights) if weights else "yolo11n-obb.yaml")
     out = out.resolve()  # ultralytics puts a relative project under its own runs folder
+    going_on = {"optimizer": "AdamW", "lr0": 0.0002, "lrf": 0.1, "warmup_epochs": 0.0,
+                "mosaic": 0.0, "close_mosaic": 0}  # fmt: skip
+    fresh = {"mosaic": 1.0, "close_mosaic": 2, "warmup_epochs": 3.0}
     yolo.train(data=str(data_yaml), epochs=epochs, imgsz=DETECTOR_CROP, batch=batch, workers=2,
                device="cpu", project=str(out), name="detector", exist_ok=True,
                pretrained=str(weights) if weights else False,
                amp=False, plots=False, time=hours, degrees=180, fliplr=0.5, flipud=0.5,
-               scale=0.25, mosaic=1.0, close_mosaic=2, patience=100, verbose=False,
-               warmup_epochs=0.2 if weights else 3.0)  # fmt: skip
+               scale=0.25, patience=100, verbose=False,
+               **(going_on if weights else fresh))  # fmt: skip
     best = Path(yolo.trainer.save_dir) / "weights" / "best.pt"
     exported = _yolo()(str(best)).export(
         format="onnx", imgsz=list(DETECTOR_INPUT), simplify=True, dynamic=True
