@@ -579,11 +579,15 @@ def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
     """From scratch, or on from an earlier run's checkpoint (CPU runs are short and resumed).
 
     Going on from a checkpoint, a fresh optimiser at the default rate and mosaics undid more than
-    an epoch gained (session 6); so it goes on at a tenth of the rate, on whole crops."""
+    an epoch gained (session 6), and so did the batch norms' statistics drifting to those of
+    16-crop batches (validation mAP50-95 0.710 -> 0.694 in 170 steps, 0.707 with them held): so
+    it goes on at a low rate, on whole crops, with each norm's statistics held as they were."""
     yolo = _yolo()(str(weights) if weights else "yolo11n-obb.yaml")
     out = out.resolve()  # ultralytics puts a relative project under its own runs folder
-    going_on = {"optimizer": "AdamW", "lr0": 0.0002, "lrf": 0.1, "warmup_epochs": 0.0,
+    going_on = {"optimizer": "AdamW", "lr0": 0.00005, "lrf": 0.2, "warmup_epochs": 0.0,
                 "mosaic": 0.0, "close_mosaic": 0}  # fmt: skip
+    if weights:
+        yolo.add_callback("on_train_batch_start", _hold_norm_statistics)
     fresh = {"mosaic": 1.0, "close_mosaic": 2, "warmup_epochs": 3.0}
     yolo.train(data=str(data_yaml), epochs=epochs, imgsz=DETECTOR_CROP, batch=batch, workers=2,
                device="cpu", project=str(out), name="detector", exist_ok=True,
@@ -596,6 +600,16 @@ def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
         format="onnx", imgsz=list(DETECTOR_INPUT), simplify=True, dynamic=True
     )
     return Path(exported)
+
+
+def _hold_norm_statistics(trainer) -> None:  # type: ignore[no-untyped-def]
+    """Batch norms compute with their running statistics in training too (scale and shift still
+    learn), as the exported model does."""
+    import torch
+
+    for module in trainer.model.modules():
+        if isinstance(module, torch.nn.BatchNorm2d):
+            module.eval()
 
 
 def train_reader(crops: Path, out: Path, epochs: int, imgsz: int = CROP, name: str = "reader",
