@@ -111,8 +111,9 @@ def test_the_shipped_models_find_and_read_most_of_the_fixture_frame(found: Detec
     assert dice == 3 and right == 3
 
 
-@pytest.mark.xfail(strict=True, reason="issue #4's target; the CPU-trained detector misses it")
 def test_the_shipped_models_find_and_read_every_fully_visible_object(found: Detections) -> None:
+    """On the fixture frame, since session 14's detector (before it, one was missed); over the
+    held-out set issue #4's target is still missed (`docs/detector.md`)."""
     for kind in ("face", "die-"):
         total, hit, right = matched(found, kind)
         assert hit == right == total, (kind, total, hit, right)
@@ -459,7 +460,7 @@ def test_the_full_report_renders_from_an_evaluation() -> None:
     assert "| the detector's | 98.0% of 90 | 80.0% of 40 |" in text
     assert "Dice found: 100.0% with the closer look, 50.0% without" in text
     assert "Face boxes on no labelled object: 0 at 0.3,\n  7 at 0.5" in text
-    assert "| mAP50-95 >= 0.85 (28 labels, oriented IoU) | 1.000 | yes |" in text
+    assert "| mAP50-95 >= 0.85 (28 labels, oriented IoU) | 1.0000 | yes |" in text
     assert "| 1920x1080 | 80 | 12.5 |" in text
 
 
