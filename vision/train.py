@@ -486,14 +486,13 @@ def checkpoint_from_onnx(model: Path, images: list[Path], out: Path) -> Path:
 
     The export folds each batch norm into its convolution; unfolding, each norm gets the mean and
     spread of its convolution's output over `images` (training crops), and a scale and shift that
-    give the folded layer's output back exactly, so batch statistics in training barely move it."""
+    give the folded layer's output back exactly."""
     import onnx
     import torch
-    from onnx import numpy_helper
     from ultralytics.nn.modules.conv import Conv
     from ultralytics.nn.tasks import OBBModel
 
-    weights = _onnx_conv_weights(onnx.load(str(model)).graph, numpy_helper)
+    weights = _onnx_conv_weights(onnx.load(str(model)).graph)
     folded = OBBModel("yolo11n-obb.yaml", nc=len(DETECTOR_CLASSES), verbose=False).eval()
     folded.fuse(verbose=False)
     state = folded.state_dict()
@@ -548,8 +547,10 @@ def checkpoint_from_onnx(model: Path, images: list[Path], out: Path) -> Path:
     return out
 
 
-def _onnx_conv_weights(graph, numpy_helper) -> dict[str, NDArray[np.float32]]:  # type: ignore[no-untyped-def]
+def _onnx_conv_weights(graph) -> dict[str, NDArray[np.float32]]:  # type: ignore[no-untyped-def]
     """Each convolution's weight and bias by its PyTorch name, dequantised where in 8 bits."""
+    from onnx import numpy_helper
+
     stored = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
     values: dict[str, NDArray[np.float32]] = {}
     for node in graph.node:
@@ -586,9 +587,9 @@ def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
     out = out.resolve()  # ultralytics puts a relative project under its own runs folder
     going_on = {"optimizer": "AdamW", "lr0": 0.00005, "lrf": 0.2, "warmup_epochs": 0.0,
                 "mosaic": 0.0, "close_mosaic": 0}  # fmt: skip
+    fresh = {"mosaic": 1.0, "close_mosaic": 2, "warmup_epochs": 3.0}
     if weights:
         yolo.add_callback("on_train_batch_start", _hold_norm_statistics)
-    fresh = {"mosaic": 1.0, "close_mosaic": 2, "warmup_epochs": 3.0}
     yolo.train(data=str(data_yaml), epochs=epochs, imgsz=DETECTOR_CROP, batch=batch, workers=2,
                device="cpu", project=str(out), name="detector", exist_ok=True,
                pretrained=str(weights) if weights else False,
