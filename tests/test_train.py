@@ -189,7 +189,7 @@ def test_the_shipped_detector_goes_on_training_from_a_checkpoint_that_sees_what_
     import onnxruntime as ort
     import torch
 
-    from vision.detector import letterbox
+    from vision.detector import DETECTOR_INPUT, letterbox
     from vision.train import checkpoint_from_onnx
 
     shipped = Path(__file__).parents[1] / "models" / "detector.onnx"
@@ -197,7 +197,7 @@ def test_the_shipped_detector_goes_on_training_from_a_checkpoint_that_sees_what_
     checkpoint = checkpoint_from_onnx(shipped, crops, tmp_path / "detector.pt")
     model = torch.load(checkpoint, weights_only=False)["model"].eval()
     frame = cv2.imread(str(next((IMAGES / "images").rglob("*.jpg"))))
-    blob = letterbox(frame, 544, 960)[0]
+    blob = letterbox(frame, *DETECTOR_INPUT)[0]
     session = ort.InferenceSession(str(shipped), providers=["CPUExecutionProvider"])
     exported = session.run(None, {"images": blob})[0][0, 4:7]
     with torch.no_grad():
