@@ -14,7 +14,16 @@ import pytest
 from rules import Setting
 from vision.accuracy import run_round
 from vision.detections import Detections
-from vision.follow import Phase, Round, RoundFollower, Streak, _one_per_place, _pool_dice
+from vision.follow import (
+    Phase,
+    Round,
+    RoundFollower,
+    Streak,
+    _home,
+    _lifted_elsewhere,
+    _one_per_place,
+    _pool_dice,
+)
 from vision.judge import Judge, SetHand
 from vision.records import Alert, RoundRecord
 from vision.replay import LabelSource, ReplayError, frames, replay
@@ -364,6 +373,60 @@ def test_last_group_of_each_stack(cut: str, options: dict[str, str], last: dict[
     assert Judge("mbs-2020", 1, cut, options).last_groups() == last
 
 
+@pytest.mark.parametrize(
+    ("cut", "options", "group", "stacks"),
+    [
+        ("yat-dong-dong", {"side": "left"}, 3, {2}),
+        ("yat-dong-dong", {"side": "right"}, 3, {5}),
+        ("cup-say", {"side": "left", "layer": "top"}, 5, {4, 5}),
+        ("cup-say", {"side": "left", "layer": "top"}, 2, {0, 1}),
+    ],
+)
+def test_stacks_each_group_takes_tiles_from(
+    cut: str, options: dict[str, str], group: int, stacks: set[int]
+) -> None:
+    assert Judge("mbs-2020", 1, cut, options).stacks_of(group) == stacks
+
+
+@pytest.mark.parametrize(
+    ("sighting", "spot", "home"),
+    [
+        ((50 + 0.3 * 250, 210 + 0.3 * 390), (300, 600), 50.0),  # a third of the way back
+        ((-80 + 0.1 * 380, 210 + 0.1 * 390), (300, 600), -80.0),
+        ((50 + 0.6 * 250, 210 + 0.6 * 390), (300, 600), float("inf")),  # nearer the box
+        ((50 + 0.3 * 650, 210 + 0.3 * 190), (700, 400), 50.0),  # nearly along the row
+        ((300, 400), (700, 400), float("inf")),  # level with where it landed
+    ],
+)
+def test_a_block_in_flight_is_traced_back_to_the_stacks_row(
+    sighting: tuple[float, float], spot: tuple[float, float], home: float
+) -> None:
+    assert _home(np.array(sighting), np.array(spot), 210.0) == pytest.approx(home)
+
+
+COLUMNS = [27.0 * k for k in range(8)]
+
+
+@pytest.mark.parametrize(
+    ("lines", "stacks", "origins"),
+    [
+        ([[54.0], [56.0], [51.0]], {2}, []),  # lifted where its group says
+        ([[162.0], [160.0], [165.0]], {2}, [6, 6, 6]),
+        ([[54.0, 160.0], [52.0, 163.0]], {2}, []),  # one landing place traces it right
+        ([[162.0], [0.0], [110.0]], {2}, []),  # pointing all over: tiles carried elsewhere
+        ([[162.0], [160.0], [54.0], [52.0], [50.0]], {2}, []),  # most point at its stack
+        ([[0.0], [189.0], [2.0]], {1, 6}, [0, 7, 0]),  # a split block, both stacks wrong
+        ([[162.0], [999.0], [-999.0]], {2}, []),  # off the row: one sighting is not two
+    ],
+    ids=["right", "four stacks off", "either line", "scattered", "minority", "split", "off row"],
+)
+def test_a_block_is_lifted_elsewhere_when_most_sightings_agree_on_another_stack(
+    lines: list[list[float]], stacks: set[int], origins: list[int]
+) -> None:
+    homes = [(0.1 * k, 0.9, line) for k, line in enumerate(lines)]
+    assert [origin for _, _, origin in _lifted_elsewhere(homes, COLUMNS, stacks)] == origins
+
+
 def test_streak_needs_consecutive_frames() -> None:
     streak = Streak(3)
     held = [streak.update(h, t) for t, h in enumerate([True, True, False, True, True, True])]
@@ -510,14 +573,24 @@ def test_unknown_cut_in_table_yaml_is_refused(fixture_round) -> None:  # type: i
         (4, "hands-swapped"),
         (2, None),
         (14, "exposed-tile-dealing"),
+        (269, "wrong-cut-order"),
     ],
-    ids=["banker's box and 6", "neighbours 3 and 4", "far apart", "clean", "exposed first block"],
+    ids=[
+        "banker's box and 6",
+        "neighbours 3 and 4",
+        "far apart",
+        "clean",
+        "exposed first block",
+        "upper layers of standing stacks",
+    ],
 )
 def test_simulated_rounds_raise_what_was_injected(seed: int, injected: str | None) -> None:
     """A hand carried out of its box and put down in another's is a swap, the banker's box
     included; the bank's hand going to the bank area over the table is not. A block delivered
     with its top tile face up still shows where the delivery began (it raised a false
-    wrong-first-position: the box held one back, not two)."""
+    wrong-first-position: the box held one back, not two). Groups 1 and 6 of a long-tau-fong-may
+    cut swapped leave every stack emptied when it should be: only the blocks' flights from
+    stacks four apart show it."""
     outcome = run_round((seed, "nz-1998", injected, "labels", (1280, 720), None))
     assert outcome.raised == ([injected] if injected else [])
     assert all(0 <= seconds <= 1.0 for seconds in outcome.latency.values())
@@ -539,6 +612,24 @@ def test_a_cached_round_is_followed_as_the_rendered_one(
     cached = run_round(job)
     assert cached.raised == rendered.raised == ["foreign-tile"]
     assert (cached.latency, cached.hands_exact) == (rendered.latency, rendered.hands_exact)
+
+
+@pytest.mark.parametrize(
+    ("first", "seeds"),
+    [(700_000, [700_000, 700_001, 700_002]), (710_000, [710_000, 710_001, 710_002])],
+)
+def test_accuracy_rounds_can_start_elsewhere_to_check_a_change_on_unseen_rounds(
+    first: int, seeds: list[int]
+) -> None:
+    from vision.accuracy import plan_rounds
+
+    jobs = plan_rounds(3, 1 / 3, first)
+    assert [seed for seed, _, _ in jobs] == seeds
+    assert [injected for _, _, injected in jobs] == [
+        None,
+        "house-way-violation",
+        "wrong-first-position",
+    ]
 
 
 def test_the_accuracy_report_sets_false_alerts_against_the_confidence_of_right_ones() -> None:

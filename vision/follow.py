@@ -68,6 +68,11 @@ was at least this sure of it; a less sure one must show in two frames. A stack l
 may be dealt a frame later (with the simulator's labels two of 15 catches saw it once), while
 the detector's phantom in the shadow of a taken stack on a dark cloth showed in one frame at
 0.52 (round 700036, a false alert); real stacks read 0.6-0.9."""
+TRACE_APART = 0.8
+"""Stack pitches between where a block in flight points back to on the stacks' row and every
+stack its group should come from, for the block to count as lifted from elsewhere: a box's
+centre is a few millimetres off, and a carried tile's height shifts it a little more (the
+stacks lie 26-29 mm apart)."""
 SAME_PLACE = 18.0
 """Millimetres within which two face readings in a hand are one tile: tiles are 24-27 mm wide
 and lie side by side or further apart, while a box straddling two neighbours lay 15-17 mm from
@@ -303,6 +308,15 @@ class Round:
     first_seen: int | None = None
     served: dict[int, float] = field(default_factory=dict)  # position -> arrival time
     columns: list[float] = field(default_factory=list)  # stack x positions (mm)
+    row: float = 0.0
+    """Where the stacks' row lies across the table (mm)."""
+    in_flight: list[tuple[float, NDArray[np.float64], float]] = field(default_factory=list)
+    """(time, place, the detector's confidence) of each face-down tile seen in no zone since
+    the stacks stood: blocks on their way to the positions."""
+    landed: dict[int, list[NDArray[np.float64]]] = field(default_factory=dict)
+    """Position -> where the tiles of its block lay as it was seen to arrive."""
+    traced: int = 0
+    """Groups whose blocks have been traced back to the stacks."""
     standing: dict[int, list[tuple[float, float]]] = field(default_factory=dict)
     """Stack -> (time, the detector's confidence) of each frame it was seen standing in."""
     watches: dict[str, HandWatch] = field(default_factory=dict)
@@ -380,6 +394,9 @@ class RoundFollower:
             if any(view.backs.get(z, 0) for z in PLAYER_ZONES):
                 self._enter(Phase.DELIVERY, t)
                 phase = Phase.DELIVERY
+        if phase in (Phase.DICE, Phase.DELIVERY) and current.columns:
+            current.in_flight += [(t, xy, sure) for xy, zone, sure in view.backs_xy
+                                  if not zone and sure >= STANDING]  # fmt: skip
         if phase == Phase.DELIVERY:
             self._watch_delivery(t, view, previous, out)
             if self.to_setting.update(view.backs.get("stack", 0) == 0 and view.loose == 0, t):
@@ -548,6 +565,7 @@ class RoundFollower:
         assert round_ is not None
         if len(view.stack_xy) == 8 and not round_.columns:
             round_.columns = sorted(float(p[0]) for p in view.stack_xy)
+            round_.row = float(np.median([p[1] for p in view.stack_xy]))
 
     def _watch_delivery(
         self, t: float, view: View, previous: list[NDArray[np.float64]], out: list[Raised]
@@ -561,6 +579,7 @@ class RoundFollower:
             shown = view.backs.get(zone, 0) + view.faces.get(zone, 0)
             if streak.update(shown >= 2, t) and position not in round_.served:
                 round_.served[position] = streak.since
+                round_.landed[position] = [xy for xy, z, _ in view.backs_xy if z == zone]
                 if round_.first_seen is None and len(round_.served) == 1:
                     self._first_position(position, streak.since, t, out)
         if round_.columns and round_.first_seen is not None:
@@ -568,6 +587,7 @@ class RoundFollower:
             still = [(p, sure) for p, sure in view.stacks
                      if any(np.linalg.norm(p - q) < 6.0 for q in previous)]  # fmt: skip
             self._check_stacks(t, still, out)
+            self._trace_blocks(t, out)
 
     def _watch_carried(self, t: float, view: View, out: list[Raised]) -> None:
         """Tiles carried from one player's box into another's after delivery. Face-down tiles
@@ -664,6 +684,45 @@ class RoundFollower:
                 arrivals[group - 1],
                 t,
                 float(np.mean(sure)),
+                "stack",
+            )
+
+    def _trace_blocks(self, t: float, out: list[Raised]) -> None:
+        """Each delivered block's flight traced back to the stacks' row, on the line from
+        where its tiles landed: a block from stacks its group does not hold was cut out of
+        order, even where those stacks still stand (their upper layers taken), which
+        `_check_stacks` cannot see. Only sightings in the first half of a flight count, on the
+        line from each place its tiles landed (side by side: from the box's centre right
+        groups traced up to 1.4 pitches off); `_lifted_elsewhere` weighs them. As sure as the
+        detector was of those tiles."""
+        round_ = self.round
+        assert round_ is not None
+        arrivals = sorted(round_.served.values())
+        while round_.traced < len(arrivals):
+            group = round_.traced = round_.traced + 1
+            since = arrivals[group - 2] if group > 1 else -np.inf
+            position = (round_.first_seen - 1 + group - 1) % 8 + 1  # type: ignore[operator]
+            spots = round_.landed.get(position) or [self.locate.zones[f"p{position}"].mean(0)]
+            stacks = self.judge.stacks_of(group)
+            homes = []
+            for seen, xy, sure in round_.in_flight:
+                if since < seen < arrivals[group - 1]:
+                    lines = [_home(xy, spot, round_.row) for spot in spots]
+                    homes.append((seen, sure, [x for x in lines if np.isfinite(x)]))
+            away = _lifted_elsewhere(homes, round_.columns, stacks)
+            if not away:
+                continue
+            origins = sorted({origin for _, _, origin in away})
+            self._alert(
+                out,
+                K.WRONG_CUT_ORDER,
+                position,
+                f"group {group} to position {position} from stack "
+                + " and ".join(str(s + 1) for s in sorted(stacks)),
+                "its block lifted from stack " + " and ".join(str(s + 1) for s in origins),
+                away[0][0],
+                t,
+                float(np.mean([sure for _, sure, _ in away])),
                 "stack",
             )
 
@@ -969,6 +1028,50 @@ class View:
         return cls(
             tiles, dice, loose, hand_tiles, backs, faces, stacks, backs_xy, dice_read, faces_xy
         )
+
+
+def _lifted_elsewhere(
+    homes: list[tuple[float, float, list[float]]], columns: list[float], stacks: set[int]
+) -> list[tuple[float, float, int]]:
+    """The sightings of one group's block in flight that show it lifted from stacks the group
+    does not hold, each as (time, the detector's confidence, the stack it points to); none
+    unless they are most of the sightings that point at the stacks' row at all, and agree.
+    Each sighting's `homes` are where it traces back to from each place the block landed;
+    the likeliest is the one nearest the group's stacks. A block comes from as many stacks
+    as its group holds (two far apart in some cuts), so the sightings must point within a
+    stack of that many places: a stray tile carried elsewhere meanwhile points anywhere
+    (round 700191 from pixels: a flight to box 1, nearly along the row, traced 2-6 pitches
+    from its stack beside one that traced right, a false alert)."""
+    pitch = float(np.median(np.diff(columns)))
+    points, away = 0, []
+    for seen, sure, traced in homes:
+        lines = [x for x in traced if columns[0] - pitch <= x <= columns[-1] + pitch]
+        if not lines:
+            continue
+        points += 1
+        apart = [min(abs(x - columns[s]) for s in stacks) for x in lines]
+        if min(apart) >= TRACE_APART * pitch:
+            x = lines[int(np.argmin(apart))]
+            away.append((seen, sure, int(np.argmin([abs(x - c) for c in columns]))))
+    most = [origin for origin, _ in Counter(o for _, _, o in away).most_common(len(stacks))]
+    agreed = [a for a in away if any(abs(a[2] - o) <= 1 for o in most)]
+    if len(agreed) < 2 or 2 * len(agreed) <= points:
+        return []
+    return agreed
+
+
+def _home(xy: NDArray[np.float64], spot: NDArray[np.float64], row: float) -> float:
+    """Where on the stacks' row (its x) a tile seen at `xy` in flight to `spot` was lifted:
+    the line from the spot through the sighting, back to the row. Infinite for a sighting in
+    the first half of no flight from the row."""
+    dy = xy[1] - spot[1]
+    if abs(dy) < 1e-6:
+        return float("inf")
+    x = spot[0] + (xy[0] - spot[0]) * (row - spot[1]) / dy
+    home = np.array([x, row])
+    if np.linalg.norm(xy - home) > 0.5 * np.linalg.norm(spot - home):
+        return float("inf")
+    return float(x)
 
 
 def _one_per_place(

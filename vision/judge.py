@@ -90,6 +90,11 @@ class Judge:
         grid = self.cut.grid(self.options)
         return {stack: max(row[stack] for row in grid) for stack in range(len(grid[0]))}
 
+    def stacks_of(self, group: int) -> set[int]:
+        """The stacks (0-7) that group takes tiles from."""
+        grid = self.cut.grid(self.options)
+        return {stack for stack in range(len(grid[0])) if any(row[stack] == group for row in grid)}
+
     def house_way(self, setting: Setting) -> HouseWayCheck:
         return self.ruleset.check_setting(setting)
 
