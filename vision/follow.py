@@ -688,13 +688,12 @@ class RoundFollower:
             )
 
     def _trace_blocks(self, t: float, out: list[Raised]) -> None:
-        """Each delivered block's flight traced back to the stacks' row, on the line from
-        where its tiles landed: a block from stacks its group does not hold was cut out of
-        order, even where those stacks still stand (their upper layers taken), which
-        `_check_stacks` cannot see. Only sightings in the first half of a flight count, on the
-        line from each place its tiles landed (side by side: from the box's centre right
-        groups traced up to 1.4 pitches off); `_lifted_elsewhere` weighs them. As sure as the
-        detector was of those tiles."""
+        """Each delivered block's flight traced back to the stacks' row: a block from stacks
+        its group does not hold was cut out of order, even where those stacks still stand
+        (their upper layers taken), which `_check_stacks` cannot see. Each sighting in the
+        first half of the flight gets a line from each place its tiles landed (side by side:
+        from the box's centre right groups traced up to 1.4 pitches off); `_lifted_elsewhere`
+        weighs them. As sure as the detector was of those tiles."""
         round_ = self.round
         assert round_ is not None
         arrivals = sorted(round_.served.values())
@@ -1062,8 +1061,8 @@ def _lifted_elsewhere(
 
 def _home(xy: NDArray[np.float64], spot: NDArray[np.float64], row: float) -> float:
     """Where on the stacks' row (its x) a tile seen at `xy` in flight to `spot` was lifted:
-    the line from the spot through the sighting, back to the row. Infinite for a sighting in
-    the first half of no flight from the row."""
+    the line from the spot through the sighting, back to the row. Infinite for a sighting
+    that is not in the first half of a flight from the row."""
     dy = xy[1] - spot[1]
     if abs(dy) < 1e-6:
         return float("inf")
