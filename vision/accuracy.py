@@ -261,6 +261,7 @@ def report(
     outcomes: list[Outcome], source: str, resolution: tuple[int, int], command: str, wall: float
 ) -> str:
     kinds = [k.value for k in INJECTABLE]
+    first = min((o.seed for o in outcomes), default=SEED_BASE)
     tp: Counter[str] = Counter()
     fp: Counter[str] = Counter()
     injected: Counter[str] = Counter()
@@ -285,7 +286,7 @@ def report(
         "# Round following: accuracy",
         "",
         f"Measured {time.strftime('%Y-%m-%d')} over {len(outcomes)} simulated rounds with fresh "
-        f"seeds ({outcomes[0].seed} on, never used for training or fixtures), all four rule books, "
+        f"seeds ({first} on, never used for training or fixtures), all four rule books, "
         f"{resolution[0]}x{resolution[1]}, 10 analysed frames a second, each round calibrated "
         "from its own first frame's markers. Detections: "
         + (

@@ -706,8 +706,7 @@ class RoundFollower:
             homes = []
             for seen, xy, sure in round_.in_flight:
                 if since < seen < arrivals[group - 1]:
-                    lines = [_home(xy, spot, round_.row) for spot in spots]
-                    homes.append((seen, sure, [x for x in lines if np.isfinite(x)]))
+                    homes.append((seen, sure, [_home(xy, spot, round_.row) for spot in spots]))
             away = _lifted_elsewhere(homes, round_.columns, stacks)
             if not away:
                 continue
