@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from rules import Setting
+from vision import accuracy
 from vision.accuracy import run_round
 from vision.detections import Detections
 from vision.follow import (
@@ -603,15 +604,20 @@ def test_a_cached_round_is_followed_as_the_rendered_one(
     without rendering a frame."""
     job = (12, "rws-2018", "foreign-tile", "labels", (1280, 720), str(tmp_path))
     rendered = run_round(job)
-    assert [p.name for p in tmp_path.iterdir()] == ["12-rws-2018-foreign-tile-1280x720-labels.pkl"]
+    simulator = accuracy._simulator_digest()
+    named = f"12-rws-2018-foreign-tile-1280x720-labels-{simulator}.pkl"
+    assert [p.name for p in tmp_path.iterdir()] == [named]
 
     def no_rendering(*_: object) -> None:
         raise AssertionError("a cached round was rendered")
 
-    monkeypatch.setattr(Studio, "frame", no_rendering)
-    cached = run_round(job)
+    with monkeypatch.context() as patch:
+        patch.setattr(Studio, "frame", no_rendering)
+        cached = run_round(job)
     assert cached.raised == rendered.raised == ["foreign-tile"]
     assert (cached.latency, cached.hands_exact) == (rendered.latency, rendered.hands_exact)
+    monkeypatch.setattr(accuracy, "_simulator_digest", lambda: "changed")  # renders anew
+    assert run_round(job).raised == ["foreign-tile"] and len(list(tmp_path.iterdir())) == 2
 
 
 @pytest.mark.parametrize(

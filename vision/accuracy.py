@@ -166,12 +166,13 @@ class Seen:
 
 def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
     """Calibrate and detect a round's frames; with `cache`, they are kept on disk per round
-    and source (and the models' digest), so that a change to the round logic alone is measured
-    over hundreds of rounds from pixels in minutes instead of an hour."""
+    and source (and the digests of the models and of the simulator), so that a change to the
+    round logic alone is measured over hundreds of rounds from pixels in minutes instead of an
+    hour."""
     path = None
     if cache is not None:
         made_by = _models_digest() if source == "models" else source
-        path = cache.with_name(f"{cache.name}-{made_by}.pkl")
+        path = cache.with_name(f"{cache.name}-{made_by}-{_simulator_digest()}.pkl")
         if path.is_file():  # plain fields: `Seen` is `__main__.Seen` under `python3 -m`
             return Seen(*pickle.loads(path.read_bytes()))
     table: TableConfig | str = "no frame"
@@ -217,6 +218,18 @@ def _models_digest() -> str:
         (refine.REFINE_CROP, refine.FIRST.tile, refine.FIRST.die, refine.FIRST.most_shift),
     )
     digest.update(repr(geometry).encode())
+    return digest.hexdigest()[:12]
+
+
+SIMULATOR = Path(__file__).parent / "synth"
+
+
+@functools.cache
+def _simulator_digest() -> str:
+    """The simulator's code: a change to it renders other frames."""
+    digest = hashlib.sha256()
+    for source in sorted(SIMULATOR.glob("*.py")):
+        digest.update(source.read_bytes())
     return digest.hexdigest()[:12]
 
 

@@ -53,11 +53,12 @@ INJECTABLE = (
 )
 
 # Phase lengths in seconds.
-SHUFFLE, STACKING, DICE, CUT, DELIVERY_EACH, SETTING, BANK, EXPOSE_EACH, CLEARING = (
+SHUFFLE, STACKING, DICE, CUT, DELIVERY_EACH, DEALT, SETTING, BANK, EXPOSE_EACH, CLEARING = (
     2.0,
     2.5,
     2.0,
     1.0,
+    0.7,
     0.7,
     3.0,
     1.5,
@@ -303,7 +304,7 @@ class Timeline:
         stacking, t = t, t + STACKING
         dice, t = t, t + DICE
         cut, t = t, t + CUT
-        delivery, t = t, t + 8 * DELIVERY_EACH
+        delivery, t = t, t + 8 * DELIVERY_EACH + DEALT  # the last block lies a while, as dealt
         setting, t = t, t + SETTING
         bank, t = t, t + BANK
         exposure, t = t, t + 7 * EXPOSE_EACH
@@ -407,7 +408,7 @@ class RoundScene:
                 poses[tid] = home
         if tl.delivery <= t:
             phase = self._delivery_poses(t, poses)
-            if phase == "delivery":
+            if t < tl.delivery + 8 * DELIVERY_EACH:
                 dealer_hand = self._dealer_hand_target(t)
         for tid, pose in poses.items():
             if plan.exposed_while_stacking == tid and tl.stacking - EXPOSED_EARLY <= t < tl.dice:
