@@ -196,6 +196,26 @@ def test_a_face_up_tile_must_be_followed_to_be_exposed(
     assert all(a.confidence == 0.8 for a in exposed)  # as sure as the face was read
 
 
+@pytest.mark.parametrize(("start", "raised"), [(0.5, {"exposed-tile-stacking"}), (5.5, set())])
+def test_the_dice_area_is_watched_for_exposed_tiles_until_the_dice_are_out(
+    fixture_round, start: float, raised: set[str]
+) -> None:  # type: ignore[no-untyped-def]
+    """Washed tiles spread over the dice area as over the rest of the cloth, so a face there
+    is exposed; once the dice are out, two dice side by side look like a tile's face there."""
+    name, table = fixture_round
+    centre = Locate(table).zones["dice"].mean(axis=0, keepdims=True)
+    x, y = table.to_image(centre)[0]
+
+    def face_in_the_dice_area(t: float, seen: Detections) -> Detections:
+        if not start <= t < start + 1.0:
+            return seen
+        return _with_boxes(seen, _box((x, y)), 0.9, "2-3")
+
+    clean, _ = follow(name, table)
+    alerts, _ = follow(name, table, change=face_in_the_dice_area)
+    assert {a.kind for a in alerts} - {a.kind for a in clean} == raised
+
+
 @pytest.mark.parametrize(
     ("start", "detector", "raised"),
     [

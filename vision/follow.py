@@ -399,7 +399,8 @@ class RoundFollower:
             return self._close(t, out, abandoned=current.phase != Phase.EXPOSURE)
         phase = current.phase
         if phase == Phase.SHUFFLE or (phase == Phase.DICE and not current.dice):
-            self._watch_exposed(t, K.EXPOSED_TILE_STACKING, out)
+            washing = phase == Phase.SHUFFLE and not view.dice
+            self._watch_exposed(t, K.EXPOSED_TILE_STACKING, out, dice_area=washing)
         elif phase in (Phase.DICE, Phase.DELIVERY, Phase.SETTING):  # dice read: dealing is on
             self._watch_exposed(t, K.EXPOSED_TILE_DEALING, out)
         if phase in (Phase.SHUFFLE, Phase.DICE, Phase.DELIVERY) and current.watch_dice:
@@ -487,16 +488,22 @@ class RoundFollower:
 
     # -- checks --------------------------------------------------------------------------------
 
-    def _watch_exposed(self, t: float, kind: K, out: list[Raised]) -> None:
+    def _watch_exposed(self, t: float, kind: K, out: list[Raised], dice_area: bool = False) -> None:
         """A face-up tile followed for a few frames while tiles should all be face down, as
-        sure as the reader was of its face."""
+        sure as the reader was of its face. In the dice area only with `dice_area` (while the
+        tiles are washed and no die is out): two dice side by side look like a tile's face,
+        while a washed tile lies there as anywhere (round 700278: followed there for 2.3 s)."""
         held = sorted(
-            (f for f in self.faces if f.frames > STEADY and not f.unseen and f.zone != "dice"),
+            (
+                f
+                for f in self.faces
+                if f.frames > STEADY and not f.unseen and (dice_area or f.zone != "dice")
+            ),
             key=lambda f: f.since,
         )
         if held:
             zone = held[0].zone
-            where = zone if zone else "the table"
+            where = {"": "the table", "dice": "the dice area"}.get(zone, zone)
             self._alert(
                 out,
                 kind,
