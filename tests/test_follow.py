@@ -670,6 +670,15 @@ def test_a_cached_round_is_followed_as_the_rendered_one(
     assert run_round(job).raised == ["foreign-tile"] and len(list(tmp_path.iterdir())) == 2
 
 
+def test_a_wrong_hand_size_is_timed_from_the_hand_of_five() -> None:
+    """A hand of five shows a wrong size as it is exposed; a hand of three may be a missing
+    tile until every hand is exposed. Timed from the later of the two, this round's alert came
+    4 s early."""
+    outcome = run_round((700117, "act-2005", "wrong-hand-size", "labels", (1280, 720), None))
+    assert outcome.raised == ["wrong-hand-size"]
+    assert 0 <= outcome.latency["wrong-hand-size"] <= 1.0
+
+
 @pytest.mark.parametrize(
     ("first", "seeds"),
     [(700_000, [700_000, 700_001, 700_002]), (710_000, [710_000, 710_001, 710_002])],

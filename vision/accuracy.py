@@ -92,8 +92,9 @@ def evidence_time(studio: Studio, kind: str) -> float:
             p for p, ids in plan.hands.items() if any(plan.faces[i] == found["tile"] for i in ids)
         ]
         return sorted(exposed[p] for p in holders)[-1]
-    if kind == "wrong-hand-size":
-        return max(exposed[int(p)] for p in found["sizes"])  # type: ignore[attr-defined]
+    if kind == "wrong-hand-size":  # a hand of five shows it; one of three may be a tile missing
+        sizes = found["sizes"].items()  # type: ignore[attr-defined]
+        return next(exposed[int(p)] for p, size in sizes if size > 4)
     if kind == "missing-tile":
         return max(exposed.values())
     # hands-swapped: each hand is put down in the other's box (until then hands carried over
