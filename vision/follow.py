@@ -387,8 +387,8 @@ class RoundFollower:
         view = View.of(seen, self.table)
         previous, self.previous_stack = self.previous_stack, view.stack_xy
         current = self.round
-        dealing = current.phase if current is not None and current.dice else None
-        sightings = view.faces_xy + (view.unread_xy if dealing in DEALING else [])
+        dealing = current is not None and bool(current.dice) and current.phase in DEALING
+        sightings = view.faces_xy + (view.unread_xy if dealing else [])
         self.faces = _follow_faces(self.faces, sightings, [xy for xy, _, _ in view.backs_xy], t)
         if current is None:
             self._maybe_start(t, view)
