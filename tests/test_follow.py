@@ -63,6 +63,13 @@ def follow(name: str, table: TableConfig, keep=lambda t: True, change=lambda t, 
     return alerts, records
 
 
+def new_kinds(name: str, table: TableConfig, change) -> set[str]:  # type: ignore[no-untyped-def]
+    """The alert kinds `change` to the detections adds to the fixture round's own."""
+    clean, _ = follow(name, table)
+    alerts, _ = follow(name, table, change=change)
+    return {a.kind for a in alerts} - {a.kind for a in clean}
+
+
 def same_hands(record: RoundRecord, known: dict) -> list[str]:  # type: ignore[type-arg]
     wrong = []
     for position, hand in known["hands"].items():
@@ -211,9 +218,7 @@ def test_the_dice_area_is_watched_for_exposed_tiles_until_the_dice_are_out(
             return seen
         return _with_boxes(seen, _box((x, y)), 0.9, "2-3")
 
-    clean, _ = follow(name, table)
-    alerts, _ = follow(name, table, change=face_in_the_dice_area)
-    assert {a.kind for a in alerts} - {a.kind for a in clean} == raised
+    assert new_kinds(name, table, face_in_the_dice_area) == raised
 
 
 @pytest.mark.parametrize(
@@ -241,9 +246,7 @@ def test_a_face_up_tile_in_flight_is_exposed_though_its_face_is_unread(
         reading = np.append(np.ones(len(seen) - 1), 0.4)
         return seen.with_labels(seen.labels, reading)
 
-    clean, _ = follow(name, table)
-    alerts, _ = follow(name, table, change=carried)
-    assert {a.kind for a in alerts} - {a.kind for a in clean} == raised
+    assert new_kinds(name, table, carried) == raised
 
 
 @pytest.mark.parametrize(
