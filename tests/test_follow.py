@@ -20,10 +20,12 @@ from vision.follow import (
     Round,
     RoundFollower,
     Streak,
+    _gone_by,
     _home,
     _lifted_elsewhere,
     _one_per_place,
     _pool_dice,
+    _somewhere_new,
 )
 from vision.judge import Judge, SetHand
 from vision.records import Alert, RoundRecord
@@ -628,6 +630,8 @@ def test_unknown_cut_in_table_yaml_is_refused(fixture_round) -> None:  # type: i
         (2, None),
         (14, "exposed-tile-dealing"),
         (269, "wrong-cut-order"),
+        (320, "wrong-cut-order"),
+        (639, "wrong-cut-order"),
     ],
     ids=[
         "banker's box and 6",
@@ -636,6 +640,8 @@ def test_unknown_cut_in_table_yaml_is_refused(fixture_round) -> None:  # type: i
         "clean",
         "exposed first block",
         "upper layers of standing stacks",
+        "neighbouring stacks to the far boxes",
+        "the first two stacks",
     ],
 )
 def test_simulated_rounds_raise_what_was_injected(seed: int, injected: str | None) -> None:
@@ -644,7 +650,9 @@ def test_simulated_rounds_raise_what_was_injected(seed: int, injected: str | Non
     with its top tile face up still shows where the delivery began (it raised a false
     wrong-first-position: the box held one back, not two). Groups 1 and 6 of a long-tau-fong-may
     cut swapped leave every stack emptied when it should be: only the blocks' flights from
-    stacks four apart show it."""
+    stacks four apart show it. Neighbouring stacks of a `yat-dong-dong` cut swapped, the next
+    block lifted as the last lands: the stack taken out of turn stands only while the wrong
+    block flies, and must be seen then (the first two stacks: before any box is served)."""
     outcome = run_round((seed, "nz-1998", injected, "labels", (1280, 720), None))
     assert outcome.raised == ([injected] if injected else [])
     assert all(0 <= seconds <= 1.0 for seconds in outcome.latency.values())
@@ -727,3 +735,54 @@ def test_dice_of_which_none_held_its_place_are_read_as_none(fixture_round) -> No
     out: list = []  # type: ignore[type-arg]
     follower._read_dice(5.0, [], out)
     assert [(r.record.kind, r.record.confidence) for r in out] == [("wrong-dice-count", 0.0)]
+
+
+@pytest.mark.parametrize(
+    ("group", "arrivals", "flying", "gone"),
+    [
+        (1, [], [7.6, 7.7], 7.7),
+        (1, [8.3], [], 8.3),
+        (2, [8.3], [7.6, 7.7, 8.0], None),
+        (2, [8.3], [8.4, 8.5], 8.5),
+        (2, [8.3, 8.9], [8.4], 8.9),
+        (3, [8.3], [8.4, 8.5], None),
+    ],
+    ids=[
+        "first block seen flying",
+        "first block arrived unseen",
+        "earlier flights do not count",
+        "seen flying twice",
+        "seen flying once: its arrival",
+        "not yet its turn",
+    ],
+)
+def test_a_groups_stacks_must_be_gone_once_its_block_flies_or_arrives(
+    group: int, arrivals: list[float], flying: list[float], gone: float | None
+) -> None:
+    assert _gone_by(group, arrivals, flying) == gone
+
+
+@pytest.mark.parametrize(
+    ("before", "now", "new"),
+    [
+        ([], [(0.0, (100.0, 300.0))], True),
+        ([(0.4, (100.0, 300.0))], [(0.5, (105.0, 302.0))], False),
+        ([(0.4, (100.0, 300.0))], [(0.5, (160.0, 330.0))], True),
+        ([(0.4, (100.0, 300.0))], [(1.5, (100.0, 300.0))], True),
+        ([(0.4, (100.0, 300.0))], [(0.5, (100.0, 300.0)), (0.5, (400.0, 500.0))], True),
+        ([(0.4, (100.0, 300.0))], [], False),
+    ],
+    ids=["first", "lying still", "moved on", "a second later", "one still, one flying", "none"],
+)
+def test_a_tile_outside_the_zones_is_flying_only_where_none_lay_just_before(
+    before: list[tuple[float, tuple[float, float]]],
+    now: list[tuple[float, tuple[float, float]]],
+    new: bool,
+) -> None:
+    """A face-down tile lying still outside every zone is not a block in flight: counted as
+    one, it would mark every stack standing in turn as left out of the cut."""
+
+    def sightings(rows: list[tuple[float, tuple[float, float]]]) -> list:  # type: ignore[type-arg]
+        return [(t, np.array(xy), 0.9) for t, xy in rows]
+
+    assert _somewhere_new(sightings(before), sightings(now)) is new

@@ -76,8 +76,9 @@ def evidence_time(studio: Studio, kind: str) -> float:
         return tl.dice
     if kind == "wrong-first-position":
         return tl.delivery + DELIVERY_EACH
-    if kind == "wrong-cut-order":
-        return tl.delivery + min(found["groups_swapped"]) * DELIVERY_EACH  # type: ignore[call-overload]
+    if kind == "wrong-cut-order":  # the first block out of turn is lifted
+        first = min(found["groups_swapped"])  # type: ignore[call-overload]
+        return tl.delivery + (first - 1) * DELIVERY_EACH
     if kind == "exposed-tile-stacking":
         return tl.stacking - EXPOSED_EARLY
     if kind == "exposed-tile-dealing":

@@ -328,6 +328,8 @@ class Round:
     in_flight: list[tuple[float, NDArray[np.float64], float]] = field(default_factory=list)
     """(time, place, the detector's confidence) of each face-down tile seen in no zone since
     the stacks stood: blocks on their way to the positions."""
+    flying: list[float] = field(default_factory=list)
+    """The frames in which a block was seen in flight (`RoundFollower._note_flight`)."""
     landed: dict[int, list[NDArray[np.float64]]] = field(default_factory=dict)
     """Position -> where the tiles of its block lay as it was seen to arrive."""
     traced: int = 0
@@ -413,10 +415,10 @@ class RoundFollower:
                 self._enter(Phase.DELIVERY, t)
                 phase = Phase.DELIVERY
         if phase in (Phase.DICE, Phase.DELIVERY) and current.columns:
-            current.in_flight += [(t, xy, sure) for xy, zone, sure in view.backs_xy
-                                  if not zone and sure >= STANDING]  # fmt: skip
+            self._note_flight(t, view)
+            self._note_standing(t, view, previous)
         if phase == Phase.DELIVERY:
-            self._watch_delivery(t, view, previous, out)
+            self._watch_delivery(t, view, out)
             if self.to_setting.update(view.backs.get("stack", 0) == 0 and view.loose == 0, t):
                 self._enter(Phase.SETTING, self.to_setting.since)
         if phase in (Phase.DELIVERY, Phase.SETTING):
@@ -591,9 +593,7 @@ class RoundFollower:
             round_.columns = sorted(float(p[0]) for p in view.stack_xy)
             round_.row = float(np.median([p[1] for p in view.stack_xy]))
 
-    def _watch_delivery(
-        self, t: float, view: View, previous: list[NDArray[np.float64]], out: list[Raised]
-    ) -> None:
+    def _watch_delivery(self, t: float, view: View, out: list[Raised]) -> None:
         round_ = self.round
         assert round_ is not None
         for zone, streak in self.arrivals.items():
@@ -607,10 +607,7 @@ class RoundFollower:
                 if round_.first_seen is None and len(round_.served) == 1:
                     self._first_position(position, streak.since, t, out)
         if round_.columns and round_.first_seen is not None:
-            # Only tiles lying still count: a block carried over the stacks is not a stack.
-            still = [(p, sure) for p, sure in view.stacks
-                     if any(np.linalg.norm(p - q) < 6.0 for q in previous)]  # fmt: skip
-            self._check_stacks(t, still, out)
+            self._check_stacks(t, out)
             self._trace_blocks(t, out)
 
     def _watch_carried(self, t: float, view: View, out: list[Raised]) -> None:
@@ -676,26 +673,44 @@ class RoundFollower:
                 f"p{position}",
             )
 
-    def _check_stacks(
-        self, t: float, still: list[tuple[NDArray[np.float64], float]], out: list[Raised]
-    ) -> None:
-        """A stack seen standing once the group that should have taken its last tiles had
-        arrived: the groups left out of the cut's order. (Seeing a stack that should be gone
-        cannot be an arm in the way; a stack unseen early can be, so that is not judged.) The
-        alert is as sure as the detector was of the stack since then."""
+    def _note_flight(self, t: float, view: View) -> None:
+        """Face-down tiles outside every zone: blocks on their way to the positions. A frame
+        counts as one of a flight where such a tile lies where none lay in the last second: a
+        tile lying still outside the zones is not a block flying."""
+        round_ = self.round
+        assert round_ is not None
+        loose = [(t, xy, sure) for xy, zone, sure in view.backs_xy if not zone and sure >= STANDING]
+        if _somewhere_new(round_.in_flight, loose):
+            round_.flying.append(t)
+        round_.in_flight += loose
+
+    def _note_standing(self, t: float, view: View, previous: list[NDArray[np.float64]]) -> None:
+        """Which stacks stand in this frame, from the dice on: the first block may fly before
+        the follower sees a box served. Only tiles lying still count: a block carried over the
+        stacks is not a stack."""
         round_ = self.round
         assert round_ is not None
         pitch = float(np.median(np.diff(round_.columns)))
+        still = [(p, sure) for p, sure in view.stacks
+                 if any(np.linalg.norm(p - q) < 6.0 for q in previous)]  # fmt: skip
         for stack, x in enumerate(round_.columns):
             sure = [c for p, c in still if abs(p[0] - x) < pitch / 2]
             if sure:
                 round_.standing.setdefault(stack, []).append((t, max(sure)))
+
+    def _check_stacks(self, t: float, out: list[Raised]) -> None:
+        """A stack seen standing once the group that should have taken its last tiles had
+        left with them (`_gone_by`): the groups left out of the cut's order. (Seeing a stack
+        that should be gone cannot be an arm in the way; a stack unseen early can be, so that
+        is not judged.) The alert is as sure as the detector was of the stack since then."""
+        round_ = self.round
+        assert round_ is not None
         arrivals = sorted(round_.served.values())
         for stack, group in self.judge.last_groups().items():
-            if group > len(arrivals):
+            gone = _gone_by(group, arrivals, round_.flying)
+            if gone is None:
                 continue
-            arrived = arrivals[group - 1] + LATE
-            sure = [c for seen, c in round_.standing.get(stack, []) if seen >= arrived]
+            sure = [c for seen, c in round_.standing.get(stack, []) if seen >= gone]
             if not sure or (len(sure) == 1 and sure[0] < SURE_STACK):
                 continue
             position = (round_.first_seen - 1 + group - 1) % 8 + 1  # type: ignore[operator]
@@ -705,7 +720,7 @@ class RoundFollower:
                 position,
                 f"stack {stack + 1} gone with group {group} to position {position}",
                 f"stack {stack + 1} still standing",
-                arrivals[group - 1],
+                gone,
                 t,
                 float(np.mean(sure)),
                 "stack",
@@ -1095,6 +1110,34 @@ def _lifted_elsewhere(
     if len(agreed) < 2 or 2 * len(agreed) <= points:
         return []
     return agreed
+
+
+def _gone_by(group: int, arrivals: list[float], flying: list[float]) -> float | None:
+    """When the stacks a group empties must be gone: once its block has arrived, or sooner,
+    once a block has been seen in flight (`flying`) in two frames since the group before it
+    arrived. A dealer who lifts the next block as the last one lands leaves a stack taken out
+    of turn standing only while that block flies: neighbouring stacks swapped in
+    `yat-dong-dong` (round 710156, to the far boxes) stood 0.7 s into the wrong flight and were
+    gone before it landed. None while neither has happened."""
+    if group > len(arrivals) + 1:
+        return None
+    since = arrivals[group - 2] if group > 1 else -np.inf
+    arrived = arrivals[group - 1] + LATE if group <= len(arrivals) else np.inf
+    seen = [s for s in flying if since < s]
+    gone = min(seen[1] if len(seen) >= 2 else np.inf, arrived)
+    return None if gone == np.inf else float(gone)
+
+
+def _somewhere_new(
+    before: list[tuple[float, NDArray[np.float64], float]],
+    now: list[tuple[float, NDArray[np.float64], float]],
+) -> bool:
+    """Whether a tile seen `now` lies where no tile of `before` lay in the last second."""
+    if not now:
+        return False
+    t = now[0][0]
+    recent = [xy for seen, xy, _ in before[-64:] if seen >= t - 1.0]
+    return any(all(np.linalg.norm(xy - q) > RESTING for q in recent) for _, xy, _ in now)
 
 
 def _home(xy: NDArray[np.float64], spot: NDArray[np.float64], row: float) -> float:
