@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from itertools import takewhile
 
 import numpy as np
 from numpy.typing import NDArray
@@ -1136,7 +1137,7 @@ def _somewhere_new(
     if not now:
         return False
     t = now[0][0]
-    recent = [xy for seen, xy, _ in before[-64:] if seen >= t - 1.0]
+    recent = [xy for _, xy, _ in takewhile(lambda s: s[0] >= t - 1.0, reversed(before))]
     return any(all(np.linalg.norm(xy - q) > RESTING for q in recent) for _, xy, _ in now)
 
 
