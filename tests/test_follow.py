@@ -473,8 +473,28 @@ COLUMNS = [27.0 * k for k in range(8)]
         ([[162.0], [160.0], [54.0], [52.0], [50.0]], {2}, []),  # most point at its stack
         ([[0.0], [189.0], [2.0]], {1, 6}, [0, 7, 0]),  # a split block, both stacks wrong
         ([[162.0], [999.0], [-999.0]], {2}, []),  # off the row: one sighting is not two
+        # four interleaved stacks, two landing places (710145): each tile's own line ends on
+        # a stack, its line from the other place near a right stack by chance
+        (
+            [[0.0, -20.0], [55.0, 36.0], [122.0, 107.0], [178.0, 162.0]],
+            {1, 3, 5, 7},
+            [0, 2, 4, 6],
+        ),
+        ([[27.0, 54.0], [81.0, 108.0]], {1, 3}, []),  # right, the other lines on other stacks
+        ([[30.0, 54.0], [84.0, 108.0]], {1, 3}, []),  # right, a little off its stack
     ],
-    ids=["right", "four stacks off", "either line", "scattered", "minority", "split", "off row"],
+    ids=[
+        "right",
+        "four stacks off",
+        "either line",
+        "scattered",
+        "minority",
+        "split",
+        "off row",
+        "interleaved, wrong",
+        "interleaved, right",
+        "interleaved, near",
+    ],
 )
 def test_a_block_is_lifted_elsewhere_when_most_sightings_agree_on_another_stack(
     lines: list[list[float]], stacks: set[int], origins: list[int]
@@ -632,6 +652,7 @@ def test_unknown_cut_in_table_yaml_is_refused(fixture_round) -> None:  # type: i
         (269, "wrong-cut-order"),
         (320, "wrong-cut-order"),
         (639, "wrong-cut-order"),
+        (423, "wrong-cut-order"),
     ],
     ids=[
         "banker's box and 6",
@@ -642,6 +663,7 @@ def test_unknown_cut_in_table_yaml_is_refused(fixture_round) -> None:  # type: i
         "upper layers of standing stacks",
         "neighbouring stacks to the far boxes",
         "the first two stacks",
+        "interleaved stacks",
     ],
 )
 def test_simulated_rounds_raise_what_was_injected(seed: int, injected: str | None) -> None:
@@ -652,7 +674,10 @@ def test_simulated_rounds_raise_what_was_injected(seed: int, injected: str | Non
     cut swapped leave every stack emptied when it should be: only the blocks' flights from
     stacks four apart show it. Neighbouring stacks of a `yat-dong-dong` cut swapped, the next
     block lifted as the last lands: the stack taken out of turn stands only while the wrong
-    block flies, and must be seen then (the first two stacks: before any box is served)."""
+    block flies, and must be seen then (the first two stacks: before any box is served).
+    Groups 3 and 8 of a `ghan-dong-ping-say` cut swapped take four tiles from stacks one apart
+    from the right ones and land in two places: caught 3.1 s late until each sighting's line
+    was taken from the place its own tile landed."""
     outcome = run_round((seed, "nz-1998", injected, "labels", (1280, 720), None))
     assert outcome.raised == ([injected] if injected else [])
     assert all(0 <= seconds <= 1.0 for seconds in outcome.latency.values())
@@ -706,6 +731,38 @@ def test_accuracy_rounds_can_start_elsewhere_to_check_a_change_on_unseen_rounds(
         "house-way-violation",
         "wrong-first-position",
     ]
+
+
+@pytest.mark.parametrize(
+    ("seed", "rules", "injected", "hidden"),
+    [
+        (700134, "rws-2018", "wrong-cut-order", True),  # foot-say 1, 2: one layer each
+        (710145, "act-2005", "wrong-cut-order", False),  # interleaved stacks one apart
+        (700255, "mbs-2020", "wrong-cut-order", False),  # one tile of four from another stack
+        (700000, "nz-1998", None, False),
+    ],
+)
+def test_a_cut_swap_that_only_exchanges_layers_is_told_apart(
+    seed: int, rules: str, injected: str | None, hidden: bool
+) -> None:
+    from vision.accuracy import layers_only
+    from vision.synth.round import plan_round
+
+    assert layers_only(plan_round(seed, rules, [injected] if injected else [])) is hidden
+
+
+def test_the_accuracy_report_counts_the_cut_swaps_seen_from_above_apart() -> None:
+    from vision.accuracy import Outcome, _layers_line
+
+    def swap(seed: int, caught: bool, hidden: bool) -> Outcome:
+        raised = ["wrong-cut-order"] if caught else []
+        return Outcome(seed, "nz-1998", "wrong-cut-order", raised, {}, 8, 8, True, 1.0, 260,
+                       layers_only=hidden)  # fmt: skip
+
+    (line,) = _layers_line([swap(1, False, True), swap(2, True, False), swap(3, False, False)])
+    assert line.startswith("- wrong-cut-order: 1 of 3 injected swaps only exchange layers")
+    assert "of which 0 caught; of the other 2, 1 caught (50.0%): 3 missed." in line
+    assert _layers_line([]) == []
 
 
 def test_the_accuracy_report_sets_false_alerts_against_the_confidence_of_right_ones() -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from rules import CUTS
 from vision import crops, refine
 from vision.detections import Detections
 from vision.detector import MODELS
@@ -38,6 +39,7 @@ from vision.synth.round import (
     FPS,
     INJECTABLE,
     SWAP_MOVE,
+    Plan,
     Studio,
     Timeline,
     ground_truth,
@@ -63,6 +65,23 @@ class Outcome:
     error: str | None = None
     confidence: dict[str, float] = field(default_factory=dict)
     """Each raised kind's first alert's confidence."""
+    layers_only: bool = False
+    """A wrong cut order that leaves every group taking as many tiles from each stack as the
+    cut says (`layers_only`)."""
+
+
+def layers_only(plan: Plan) -> bool:
+    """Whether the cut order dealt differs from the cut's only in which layer of a stack went
+    to which group: each group still takes as many tiles from each stack, at its own turn. A
+    camera looking down sees such a delivery exactly as the right one (the backs are alike;
+    telling the layers apart takes a side view or depth), so the report counts these apart."""
+    cut = CUTS[plan.cut]
+    right = cut.grid(cut.options(**plan.cut_options))
+
+    def stacks(grid: tuple[tuple[int, ...], ...], group: int) -> Counter[int]:
+        return Counter(stack for row in grid for stack, g in enumerate(row) if g == group)
+
+    return right != plan.grid and all(stacks(right, g) == stacks(plan.grid, g) for g in range(1, 9))
 
 
 def evidence_time(studio: Studio, kind: str) -> float:
@@ -152,6 +171,7 @@ def run_round(args: tuple[int, str, str | None, str, tuple[int, int], str | None
         time.perf_counter() - started,
         studio.frame_count,
         confidence=sure,
+        layers_only=layers_only(studio.plan),
     )
 
 
@@ -336,11 +356,32 @@ def report(
         f"of {len(outcomes)}.",
         f"- Rounds whose calibration failed: {len(failed)}.",
         _confidence_line(outcomes),
+        *_layers_line(outcomes),
         f"- Frames analysed: {frames}; simulation and following together took "
         f"{sum(o.seconds for o in outcomes):.0f} s of CPU.",
         "",
     ]
     return "\n".join(lines)
+
+
+def _layers_line(outcomes: list[Outcome]) -> list[str]:
+    """wrong-cut-order counted apart for the swaps a camera looking down can see: the table
+    above counts every swap; this line says how many of them no overhead view could catch."""
+    kind = "wrong-cut-order"
+    swaps = [o for o in outcomes if o.injected == kind]
+    if not swaps:
+        return []
+    hidden = [o for o in swaps if o.layers_only]
+    seen = [o for o in swaps if not o.layers_only]
+    caught = sum(kind in o.raised for o in seen)
+    return [
+        f"- {kind}: {len(hidden)} of {len(swaps)} injected swaps only exchange layers (each "
+        "group still takes as many tiles from each stack, at its own turn: seen from above, "
+        f"the right delivery), of which {sum(kind in o.raised for o in hidden)} caught; "
+        f"of the other {len(seen)}, {caught} caught ({caught / max(len(seen), 1):.1%}): "
+        + (", ".join(str(o.seed) for o in seen if kind not in o.raised) or "none")
+        + " missed.",
+    ]
 
 
 def _confidence_line(outcomes: list[Outcome]) -> str:
