@@ -476,12 +476,12 @@ COLUMNS = [27.0 * k for k in range(8)]
         # four interleaved stacks, two landing places (710145): each tile's own line ends on
         # a stack, its line from the other place near a right stack by chance
         (
-            [[0.0, -20.0], [55.0, 36.0], [122.0, 107.0], [178.0, 162.0]],
+            [[0.0, -20.0], [55.0, 38.0], [122.0, 107.0], [178.0, 162.0]],
             {1, 3, 5, 7},
             [0, 2, 4, 6],
         ),
         ([[27.0, 54.0], [81.0, 108.0]], {1, 3}, []),  # right, the other lines on other stacks
-        ([[30.0, 54.0], [84.0, 108.0]], {1, 3}, []),  # right, a little off its stack
+        ([[35.0, 54.0], [89.0, 108.0]], {1, 3}, []),  # right, a third of a pitch off (pixels)
     ],
     ids=[
         "right",

@@ -74,10 +74,14 @@ TRACE_APART = 0.8
 stack its group should come from, for the block to count as lifted from elsewhere: a box's
 centre is a few millimetres off, and a carried tile's height shifts it a little more (the
 stacks lie 26-29 mm apart)."""
-ON_STACK = 0.15
-"""Stack pitches within which a line traced back from a landing place ends on a stack: a
-sighting whose line nearest its group's stacks ends farther from every stack than this, while
-another of its lines ends on one twice as near, flew along that other line (`_own_line`)."""
+OFF_STACK = 0.35
+"""Stack pitches from every stack beyond which the line a sighting traces back to its group's
+stacks is in doubt (`_own_line`): from pixels a tile's own line ends up to half a pitch off
+its stack (clean round 710026: 0.17-0.45), so a doubted line needs another that ends on a
+stack (`ON_STACK`) before it is dropped."""
+ON_STACK = 0.1
+"""Stack pitches within which another of a doubted sighting's lines ends on a stack: that one is
+the tile's own (with labels within 0.05)."""
 UNREAD = "face-up"
 """The face of a face-up tile the reader cannot tell."""
 UNREAD_FACE = 0.5
@@ -1118,19 +1122,21 @@ def _lifted_elsewhere(
 
 def _own_line(lines: list[float], columns: list[float], stacks: set[int], pitch: float) -> float:
     """Which of a sighting's lines (one from each place its block landed) it flew along: the
-    one nearest its group's stacks, unless that one ends on no stack and another ends on one
-    (`ON_STACK`). A tile is lifted from a stack, so its own line ends on one; a line from the
-    other landing place ends anywhere. In `ghan-dong-ping-say` a group's four tiles come from
-    four stacks two apart and land in two places, so a tile's line from the wrong place often
-    ends near a right stack by chance (710145: a block from stacks 1, 3, 5, 7 for 2, 4, 6, 8
-    went unalerted, though its tiles' own lines ended within 0.05 pitch of their stacks)."""
+    one nearest its group's stacks, unless that one ends well off every stack (`OFF_STACK`)
+    and another ends on one (`ON_STACK`). A tile is lifted from a stack, so its own line ends
+    on one; a line from the other landing place ends anywhere. In `ghan-dong-ping-say` a
+    group's four tiles come from four stacks two apart and land in two places, so a tile's line
+    from the wrong place often ends near a right stack by chance (710145: a block from stacks
+    1, 3, 5, 7 for 2, 4, 6, 8 went unalerted, though its tiles' own lines ended within 0.05
+    pitch of their stacks). From pixels both bars matter: doubting lines 0.25 pitch off made
+    false alerts in two of 165 rounds (710011, 710097)."""
 
     def off_stack(x: float) -> float:
         return min(abs(x - c) for c in columns) / pitch
 
     nearest = min(lines, key=lambda x: min(abs(x - columns[s]) for s in stacks))
     on_a_stack = min(lines, key=off_stack)
-    if off_stack(nearest) > ON_STACK and off_stack(on_a_stack) < off_stack(nearest) / 2:
+    if off_stack(nearest) > OFF_STACK and off_stack(on_a_stack) <= ON_STACK:
         return on_a_stack
     return nearest
 
