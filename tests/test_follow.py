@@ -23,6 +23,7 @@ from vision.follow import (
     _gone_by,
     _home,
     _lifted_elsewhere,
+    _lifted_for_another,
     _one_per_place,
     _pool_dice,
     _somewhere_new,
@@ -503,6 +504,48 @@ def test_a_block_is_lifted_elsewhere_when_most_sightings_agree_on_another_stack(
     assert [origin for _, _, origin in _lifted_elsewhere(homes, COLUMNS, stacks)] == origins
 
 
+EVENS, ODDS = {0, 2, 4, 6}, {1, 3, 5, 7}
+
+
+@pytest.mark.parametrize(
+    ("lines", "stacks", "others", "origins"),
+    [
+        # 710145 from pixels: a block for the odd stacks, its lines half on the even ones
+        (
+            [[-19.7, 0.3], [34.8, 54.0], [161.2, 176.6], [1.4], [20.2, 56.4], [102.9, 139.6]],
+            ODDS,
+            [EVENS],
+            [0, 2, 6, 0, 2, 4],
+        ),
+        # clean round 710030 from pixels: the right block, its lines a third of a pitch off
+        ([[154.2, 191.2], [84.0, 128.0], [19.4]], EVENS, [ODDS], []),
+        # 700255: the other group holds the same stacks and one more, a third point at it
+        ([[0.5], [162.0], [27.5], [28.0], [161.0], [1.0]], {0, 6}, [{0, 1, 6}], [0, 6, 1, 1, 6, 0]),
+        ([[0.5], [162.0], [161.0], [1.0]], {0, 6}, [{0, 1, 6}], []),  # the right block
+        ([[27.5], [28.0]], {0, 6}, [{2}, {0, 1, 6}], [1, 1]),  # the first set that fits
+        ([[1.0]], ODDS, [EVENS], []),  # one sighting is not a block
+        ([[54.0], [55.0], [160.0]], {2}, [{6}], []),  # a stray tile among the right ones
+        ([[162.0], [999.0]], {2}, [{6}], []),  # off the row: one sighting is not two
+    ],
+    ids=[
+        "interleaved, wrong",
+        "interleaved, right",
+        "one stack more",
+        "one stack more, right",
+        "another set fits",
+        "one sighting",
+        "stray",
+        "off row",
+    ],
+)
+def test_a_block_is_lifted_for_another_group_when_its_stacks_fit_together(
+    lines: list[list[float]], stacks: set[int], others: list[set[int]], origins: list[int]
+) -> None:
+    homes = [(0.1 * k, 0.9, line) for k, line in enumerate(lines)]
+    away = _lifted_for_another(homes, COLUMNS, stacks, others)
+    assert [origin for _, _, origin in away] == origins
+
+
 def test_streak_needs_consecutive_frames() -> None:
     streak = Streak(3)
     held = [streak.update(h, t) for t, h in enumerate([True, True, False, True, True, True])]
@@ -642,17 +685,19 @@ def test_unknown_cut_in_table_yaml_is_refused(fixture_round) -> None:  # type: i
 
 
 @pytest.mark.parametrize(
-    ("seed", "injected"),
+    ("seed", "rules", "injected"),
     [
-        (2, "hands-swapped"),
-        (3, "hands-swapped"),
-        (4, "hands-swapped"),
-        (2, None),
-        (14, "exposed-tile-dealing"),
-        (269, "wrong-cut-order"),
-        (320, "wrong-cut-order"),
-        (639, "wrong-cut-order"),
-        (423, "wrong-cut-order"),
+        (2, "nz-1998", "hands-swapped"),
+        (3, "nz-1998", "hands-swapped"),
+        (4, "nz-1998", "hands-swapped"),
+        (2, "nz-1998", None),
+        (14, "nz-1998", "exposed-tile-dealing"),
+        (269, "nz-1998", "wrong-cut-order"),
+        (320, "nz-1998", "wrong-cut-order"),
+        (639, "nz-1998", "wrong-cut-order"),
+        (423, "nz-1998", "wrong-cut-order"),
+        (710244, "nz-1998", "wrong-cut-order"),
+        (700255, "mbs-2020", "wrong-cut-order"),
     ],
     ids=[
         "banker's box and 6",
@@ -664,9 +709,13 @@ def test_unknown_cut_in_table_yaml_is_refused(fixture_round) -> None:  # type: i
         "neighbouring stacks to the far boxes",
         "the first two stacks",
         "interleaved stacks",
+        "inner stacks for the outer",
+        "one stack more",
     ],
 )
-def test_simulated_rounds_raise_what_was_injected(seed: int, injected: str | None) -> None:
+def test_simulated_rounds_raise_what_was_injected(
+    seed: int, rules: str, injected: str | None
+) -> None:
     """A hand carried out of its box and put down in another's is a swap, the banker's box
     included; the bank's hand going to the bank area over the table is not. A block delivered
     with its top tile face up still shows where the delivery began (it raised a false
@@ -677,8 +726,12 @@ def test_simulated_rounds_raise_what_was_injected(seed: int, injected: str | Non
     block flies, and must be seen then (the first two stacks: before any box is served).
     Groups 3 and 8 of a `ghan-dong-ping-say` cut swapped take four tiles from stacks one apart
     from the right ones and land in two places: caught 3.1 s late until each sighting's line
-    was taken from the place its own tile landed."""
-    outcome = run_round((seed, "nz-1998", injected, "labels", (1280, 720), None))
+    was taken from the place its own tile landed. Groups 3 and 7 of a `foot-say` cut swapped:
+    group 3's block, from the inner stacks beside its outer ones, was caught 1.3 s late, when
+    group 7's flew, until its sightings were weighed together (`_lifted_for_another`). Groups 6
+    and 8 of a `gum-un-que` cut swapped, group 8 holding group 6's two stacks and one more:
+    group 6's block points at that one in a third of its sightings, missed until then."""
+    outcome = run_round((seed, rules, injected, "labels", (1280, 720), None))
     assert outcome.raised == ([injected] if injected else [])
     assert all(0 <= seconds <= 1.0 for seconds in outcome.latency.values())
 

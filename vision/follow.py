@@ -82,6 +82,14 @@ stack (`ON_STACK`) before it is dropped."""
 ON_STACK = 0.1
 """Stack pitches within which another of a doubted sighting's lines ends on a stack: that one is
 the tile's own (with labels within 0.05)."""
+FITS_OTHER = 0.1
+"""Stack pitches, on average over a block's sightings, within which their lines end on another
+group's stacks for the block to count as that group's (`_lifted_for_another`): with labels a
+swapped block's fit 0.00-0.02, from pixels 0.06 (710145), while a right block's lines fit the
+interleaved other group's stacks 0.16 on average at best (clean round 710030)."""
+FITS_BETTER = 0.3
+"""Stack pitches by which, on average, a block's sightings must fit that other group's stacks
+better than its own."""
 UNREAD = "face-up"
 """The face of a face-up tile the reader cannot tell."""
 UNREAD_FACE = 0.5
@@ -741,7 +749,8 @@ class RoundFollower:
         (their upper layers taken), which `_check_stacks` cannot see. Each sighting in the
         first half of the flight gets a line from each place its tiles landed (side by side:
         from the box's centre right groups traced up to 1.4 pitches off); `_lifted_elsewhere`
-        weighs them. As sure as the detector was of those tiles."""
+        weighs them one by one, `_lifted_for_another` together. As sure as the detector was
+        of those tiles."""
         round_ = self.round
         assert round_ is not None
         arrivals = sorted(round_.served.values())
@@ -755,7 +764,10 @@ class RoundFollower:
             for seen, xy, sure in round_.in_flight:
                 if since < seen < arrivals[group - 1]:
                     homes.append((seen, sure, [_home(xy, spot, round_.row) for spot in spots]))
-            away = _lifted_elsewhere(homes, round_.columns, stacks)
+            others = [self.judge.stacks_of(g) for g in range(1, 9) if g != group]
+            away = _lifted_elsewhere(homes, round_.columns, stacks) or _lifted_for_another(
+                homes, round_.columns, stacks, others
+            )
             if not away:
                 continue
             origins = sorted({origin for _, _, origin in away})
@@ -1139,6 +1151,46 @@ def _own_line(lines: list[float], columns: list[float], stacks: set[int], pitch:
     if off_stack(nearest) > OFF_STACK and off_stack(on_a_stack) <= ON_STACK:
         return on_a_stack
     return nearest
+
+
+def _lifted_for_another(
+    homes: list[tuple[float, float, list[float]]],
+    columns: list[float],
+    stacks: set[int],
+    others: list[set[int]],
+) -> list[tuple[float, float, int]]:
+    """The sightings of one group's block in flight, where together they fit another group's
+    stacks (`FITS_OTHER`) much better than its own (`FITS_BETTER`): a block swapped with
+    another group's is lifted from that group's stacks. Weighed one by one
+    (`_lifted_elsewhere`) the lines can fail to agree where they are right: where the other
+    group's stacks lie beside the group's own, a line that ends on them still ends under a
+    pitch from a right one (`foot-say`, inner stacks for outer: 710244 with labels;
+    `ghan-dong-ping-say`, stacks between: 710145 from pixels; both caught only when the other
+    group's block flew, 1.3 and 2.9 s late); where the other group holds the same stacks and
+    one more, only a third point away (700255, missed).
+    Each sighting's distance to a set of stacks is its nearest line's, at most a pitch: a stray
+    tile's line weighs no more than a missed one."""
+    pitch = float(np.median(np.diff(columns)))
+    sightings = [
+        (seen, sure, lines)
+        for seen, sure, traced in homes
+        if (lines := [x for x in traced if columns[0] - pitch <= x <= columns[-1] + pitch])
+    ]
+    if len(sightings) < 2:
+        return []
+
+    def off(lines: list[float], chosen: set[int]) -> float:
+        return min(1.0, min(abs(x - columns[s]) for x in lines for s in chosen) / pitch)
+
+    own = np.mean([off(lines, stacks) for _, _, lines in sightings])
+    for other in others:
+        fit = np.mean([off(lines, other) for _, _, lines in sightings])
+        if fit <= FITS_OTHER and own - fit >= FITS_BETTER:
+            return [
+                (seen, sure, min(other, key=lambda s: min(abs(x - columns[s]) for x in lines)))
+                for seen, sure, lines in sightings
+            ]
+    return []
 
 
 def _gone_by(group: int, arrivals: list[float], flying: list[float]) -> float | None:
