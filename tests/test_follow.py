@@ -483,6 +483,8 @@ COLUMNS = [27.0 * k for k in range(8)]
         ),
         ([[27.0, 54.0], [81.0, 108.0]], {1, 3}, []),  # right, the other lines on other stacks
         ([[35.0, 54.0], [89.0, 108.0]], {1, 3}, []),  # right, a third of a pitch off (pixels)
+        # 700104 from pixels: one line on another stack, one past the row's end by the group's
+        ([[150.0, 187.6], [37.5], [-23.5]], {0, 1, 6}, []),
     ],
     ids=[
         "right",
@@ -495,6 +497,7 @@ COLUMNS = [27.0 * k for k in range(8)]
         "interleaved, wrong",
         "interleaved, right",
         "interleaved, near",
+        "past the row's end",
     ],
 )
 def test_a_block_is_lifted_elsewhere_when_most_sightings_agree_on_another_stack(

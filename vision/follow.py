@@ -85,11 +85,11 @@ the tile's own (with labels within 0.05)."""
 FITS_OTHER = 0.1
 """Stack pitches, on average over a block's sightings, within which their lines end on another
 group's stacks for the block to count as that group's (`_lifted_for_another`): with labels a
-swapped block's fit 0.00-0.02, from pixels 0.06 (710145), while a right block's lines fit the
-interleaved other group's stacks 0.16 on average at best (clean round 710030)."""
+swapped block's fit 0.01-0.09, from pixels 0.07 (710145); the nearest a right block came, from
+pixels, fit the interleaved other group's stacks 0.16 and its own 0.42 (clean round 710030)."""
 FITS_BETTER = 0.3
 """Stack pitches by which, on average, a block's sightings must fit that other group's stacks
-better than its own."""
+better than its own: swapped blocks with labels 0.31 (700255, one stack more) to 0.99."""
 UNREAD = "face-up"
 """The face of a face-up tile the reader cannot tell."""
 UNREAD_FACE = 0.5
@@ -1114,7 +1114,10 @@ def _lifted_elsewhere(
     as its group holds (two far apart in some cuts), so the sightings must point within a
     stack of that many places: a stray tile carried elsewhere meanwhile points anywhere
     (round 700191 from pixels: a flight to box 1, nearly along the row, traced 2-6 pitches
-    from its stack beside one that traced right, a false alert)."""
+    from its stack beside one that traced right, a false alert). A line that ends beyond the
+    row's end, nearest a stack of the group, points at no other stack (700104 from pixels: a
+    line 0.87 pitch past the group's end stack counted as lifted from that stack, a false
+    alert)."""
     pitch = float(np.median(np.diff(columns)))
     points, away = 0, []
     for seen, sure, traced in homes:
@@ -1123,8 +1126,9 @@ def _lifted_elsewhere(
             continue
         points += 1
         x = _own_line(lines, columns, stacks, pitch)
-        if min(abs(x - columns[s]) for s in stacks) >= TRACE_APART * pitch:
-            away.append((seen, sure, int(np.argmin([abs(x - c) for c in columns]))))
+        origin = int(np.argmin([abs(x - c) for c in columns]))
+        if origin not in stacks and min(abs(x - columns[s]) for s in stacks) >= TRACE_APART * pitch:
+            away.append((seen, sure, origin))
     most = [origin for origin, _ in Counter(o for _, _, o in away).most_common(len(stacks))]
     agreed = [a for a in away if any(abs(a[2] - o) <= 1 for o in most)]
     if len(agreed) < 2 or 2 * len(agreed) <= points:
