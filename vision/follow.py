@@ -1171,7 +1171,7 @@ def _lifted_for_another(
     pitch from a right one (`foot-say`, inner stacks for outer: 710244 with labels;
     `ghan-dong-ping-say`, stacks between: 710145 from pixels; both caught only when the other
     group's block flew, 1.3 and 2.9 s late); where the other group holds the same stacks and
-    one more, only a third point away (700255, missed).
+    one more, only a third point away (700255, missed until this check).
     Each sighting's distance to a set of stacks is its nearest line's, at most a pitch: a stray
     tile's line weighs no more than a missed one."""
     pitch = float(np.median(np.diff(columns)))
