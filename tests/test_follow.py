@@ -821,6 +821,29 @@ def test_the_accuracy_report_counts_the_cut_swaps_seen_from_above_apart() -> Non
     assert _layers_line([]) == []
 
 
+@pytest.mark.parametrize(
+    ("latencies", "line"),
+    [
+        ([{"wrong-cut-order": 0.9}, {"foreign-tile": 1.0000000000000002}], "none."),
+        (
+            [{"wrong-cut-order": 1.2}, {"missing-tile": 0.4, "foreign-tile": 1.5}],
+            "foreign-tile 1.50 s (round 2), wrong-cut-order 1.20 s (round 1).",
+        ),
+    ],
+    ids=["in time", "late, latest first"],
+)
+def test_the_accuracy_report_names_every_late_alert(
+    latencies: list[dict[str, float]], line: str
+) -> None:
+    from vision.accuracy import Outcome, _late_line
+
+    outcomes = [
+        Outcome(seed, "nz-1998", None, sorted(late), late, 8, 8, True, 1.0, 260)
+        for seed, late in enumerate(latencies, 1)
+    ]
+    assert _late_line(outcomes) == "- Alerts later than 1 s after their evidence showed: " + line
+
+
 def test_the_accuracy_report_sets_false_alerts_against_the_confidence_of_right_ones() -> None:
     from vision.accuracy import Outcome, _confidence_line
 
