@@ -1121,13 +1121,13 @@ def _lifted_elsewhere(
     pitch = float(np.median(np.diff(columns)))
     points, away = 0, []
     for seen, sure, traced in homes:
-        lines = [x for x in traced if columns[0] - pitch <= x <= columns[-1] + pitch]
+        lines = _on_row(traced, columns, pitch)
         if not lines:
             continue
         points += 1
         x = _own_line(lines, columns, stacks, pitch)
         origin = int(np.argmin([abs(x - c) for c in columns]))
-        if origin not in stacks and min(abs(x - columns[s]) for s in stacks) >= TRACE_APART * pitch:
+        if origin not in stacks and _apart(x, columns, stacks) >= TRACE_APART * pitch:
             away.append((seen, sure, origin))
     most = [origin for origin, _ in Counter(o for _, _, o in away).most_common(len(stacks))]
     agreed = [a for a in away if any(abs(a[2] - o) <= 1 for o in most)]
@@ -1148,9 +1148,9 @@ def _own_line(lines: list[float], columns: list[float], stacks: set[int], pitch:
     false alerts in two of 165 rounds (710011, 710097)."""
 
     def off_stack(x: float) -> float:
-        return min(abs(x - c) for c in columns) / pitch
+        return _apart(x, columns, range(len(columns))) / pitch
 
-    nearest = min(lines, key=lambda x: min(abs(x - columns[s]) for s in stacks))
+    nearest = min(lines, key=lambda x: _apart(x, columns, stacks))
     on_a_stack = min(lines, key=off_stack)
     if off_stack(nearest) > OFF_STACK and off_stack(on_a_stack) <= ON_STACK:
         return on_a_stack
@@ -1178,13 +1178,13 @@ def _lifted_for_another(
     sightings = [
         (seen, sure, lines)
         for seen, sure, traced in homes
-        if (lines := [x for x in traced if columns[0] - pitch <= x <= columns[-1] + pitch])
+        if (lines := _on_row(traced, columns, pitch))
     ]
     if len(sightings) < 2:
         return []
 
-    def off(lines: list[float], chosen: set[int]) -> float:
-        return min(1.0, min(abs(x - columns[s]) for x in lines for s in chosen) / pitch)
+    def off(lines: list[float], chosen: Iterable[int]) -> float:
+        return min(1.0, min(_apart(x, columns, chosen) for x in lines) / pitch)
 
     own = np.mean([off(lines, stacks) for _, _, lines in sightings])
     for other in others:
@@ -1195,6 +1195,17 @@ def _lifted_for_another(
                 for seen, sure, lines in sightings
             ]
     return []
+
+
+def _on_row(traced: list[float], columns: list[float], pitch: float) -> list[float]:
+    """The lines of a sighting that end on the stacks' row, a pitch either side of its ends
+    allowed; the others (infinite: not in the first half of a flight) point nowhere."""
+    return [x for x in traced if columns[0] - pitch <= x <= columns[-1] + pitch]
+
+
+def _apart(x: float, columns: list[float], chosen: Iterable[int]) -> float:
+    """How far a line ending at `x` on the stacks' row ends from the nearest chosen stack."""
+    return min(abs(x - columns[s]) for s in chosen)
 
 
 def _gone_by(group: int, arrivals: list[float], flying: list[float]) -> float | None:
