@@ -432,6 +432,7 @@ def test_the_full_report_renders_from_an_evaluation() -> None:
     result = evaluate(IMAGES, TruthDetector(IMAGES), TruthReader(IMAGES))  # type: ignore[arg-type]
     result |= {
         "test_set": "fixture images", "ms_per_frame": {"1920x1080": 80.0},
+        "cpu": "Some CPU, 2 cores, AVX2 without VNNI",
         "design": {"share_with_aabb_iou_over_0.5": 0.0, "share_with_obb_iou_over_0.5": 0.0,
                    "tile_width_px_median": 22.0, "tile_length_px_median": 55.0,
                    "read_accuracy_native_crops": 1.0, "read_accuracy_crops_at_detector_scale": 1.0,
@@ -449,6 +450,7 @@ def test_the_full_report_renders_from_an_evaluation() -> None:
                              "dice_accuracy": 0.85, "tile_face_fit": 0.9, "dice_fit": 0.85},
     }  # fmt: skip
     assert "Does a die lie flat" not in report(result)
+    assert "(Some CPU, 2 cores, AVX2 without VNNI) | 80 ms | yes |" in report(result)
     assert "0.600)" in report(result)  # a die's fit without the refiner
     assert "dice by\n  0.850" in report(result)  # and with its first stage alone
     result["flatness"] = {
