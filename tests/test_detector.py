@@ -432,7 +432,7 @@ def test_the_full_report_renders_from_an_evaluation() -> None:
     result = evaluate(IMAGES, TruthDetector(IMAGES), TruthReader(IMAGES))  # type: ignore[arg-type]
     result |= {
         "test_set": "fixture images", "ms_per_frame": {"1920x1080": 80.0},
-        "cpu": "Some CPU, 2 cores, AVX2 without VNNI",
+        "cpu": "Some CPU, 2 cores, AVX2 without VNNI", "software": "onnxruntime 1, OpenCV 5",
         "design": {"share_with_aabb_iou_over_0.5": 0.0, "share_with_obb_iou_over_0.5": 0.0,
                    "tile_width_px_median": 22.0, "tile_length_px_median": 55.0,
                    "read_accuracy_native_crops": 1.0, "read_accuracy_crops_at_detector_scale": 1.0,

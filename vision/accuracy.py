@@ -23,7 +23,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import cv2
 import numpy as np
+import onnxruntime
 from tqdm import tqdm
 
 from rules import CUTS
@@ -230,10 +232,12 @@ def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
 
 @functools.cache
 def _models_digest() -> str:
-    """The models, the sizes of the crops cut for them (`vision/crops.py`, `vision/refine.py`)
-    and the columns detections hold: a change to any makes other detections."""
+    """The models, the sizes of the crops cut for them (`vision/crops.py`, `vision/refine.py`),
+    the columns detections hold and the onnxruntime that runs them: a change to any makes other
+    detections."""
     digest = hashlib.sha256()
     digest.update(repr([f.name for f in dataclasses.fields(Detections)]).encode())
+    digest.update(onnxruntime.__version__.encode())
     for name in ("detector.onnx", "refiner.onnx", "refiner-2.onnx", "reader.onnx", "flatness.onnx"):
         if (MODELS / name).exists():
             digest.update((MODELS / name).read_bytes())
@@ -250,8 +254,9 @@ SIMULATOR = Path(__file__).parent / "synth"
 
 @functools.cache
 def _simulator_digest() -> str:
-    """The simulator's code: a change to it renders other frames."""
-    digest = hashlib.sha256()
+    """The simulator's code and the OpenCV that draws for it: a change to either renders other
+    frames (OpenCV 5 draws a few pixels in a thousand otherwise than 4.14)."""
+    digest = hashlib.sha256(cv2.__version__.encode())
     for source in sorted(SIMULATOR.glob("*.py")):
         digest.update(source.read_bytes())
     return digest.hexdigest()[:12]
