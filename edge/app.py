@@ -30,6 +30,7 @@ from edge.outbox import Outbox, OutboxError
 from vision.follow import Raised, RoundFollower
 from vision.records import Alert
 from vision.replay import LabelSource, ModelSource, Source
+from vision.selfcheck import SelfCheck, check_models
 from vision.table import CalibrationError, TableConfig
 
 log = logging.getLogger("paigow.edge")
@@ -128,6 +129,22 @@ class Metrics:
         self.camera_ok = Gauge("paigow_camera_ok", "1 when the camera delivers", registry=r)
 
 
+SLOW_WINDOW = 10.0
+"""Seconds over which the analysed frame rate is measured (the `paigow_analysis_fps` gauge)."""
+
+
+def analysis_slow(
+    analysed_at: list[float], now: float, fps: float, since: float | None, share: float = 0.8
+) -> bool:
+    """Fewer than `share` of the frames due in the last `SLOW_WINDOW` seconds were analysed:
+    the CPU cannot keep the configured rate, so alerts come late and short events (a face
+    shown for a few frames) can be missed. Not said before a whole window has been watched."""
+    if since is None or now - since < SLOW_WINDOW:
+        return False
+    recent = sum(1 for t in analysed_at if now - t < SLOW_WINDOW)
+    return recent < share * fps * SLOW_WINDOW
+
+
 class EdgeApp:
     def __init__(
         self,
@@ -155,6 +172,7 @@ class EdgeApp:
             speed=config.camera.speed,
         )
         self.source = source or self._source()
+        self.models_check = self._check_models()
         analysis = config.analysis
         self.follower = RoundFollower(
             self.table,
@@ -165,6 +183,7 @@ class EdgeApp:
         self.stop = threading.Event()
         self.unstored: list[tuple[Literal["alert", "round"], dict[str, Any], str, str | None]] = []
         self.analysed_at: list[float] = []
+        self.watching_since: float | None = None
 
     def _mqtt(self) -> MqttTransport:
         m = self.config.mqtt
@@ -193,6 +212,19 @@ class EdgeApp:
             return ModelSource()
         except FileNotFoundError as error:
             raise ConfigError(f"{error} (docs/detector.md); demos set analysis.labels") from None
+
+    def _check_models(self) -> SelfCheck | None:
+        """Known frames read before the models are trusted on this machine (`vision/selfcheck`);
+        a demo's labels need no check."""
+        if isinstance(self.source, LabelSource):
+            return None
+        check = check_models(lambda image: self.source.detections(0, 0.0, image))
+        if check.passed:
+            log.info("the models read known frames right on this machine: %s", check)
+        else:
+            log.error("the models misread known frames on this machine (%s): this box's "
+                      "alerts and hands cannot be trusted", check)  # fmt: skip
+        return check
 
     # -- running -------------------------------------------------------------------------------
 
@@ -231,6 +263,7 @@ class EdgeApp:
     def _analyse(self) -> None:
         period = 1.0 / self.config.analysis.fps
         next_due = last = 0.0
+        self.watching_since = time.monotonic()
         while not self.stop.is_set():
             if self.transport.refusal is not None:
                 raise TransportError(
@@ -254,8 +287,8 @@ class EdgeApp:
             self._publish_raised(self.follower.follow(frame.stream_s, detections, frame.image))
             self.metrics.frames.inc()
             now = time.monotonic()
-            self.analysed_at = [t for t in self.analysed_at if now - t < 10] + [now]
-            self.metrics.fps.set(len(self.analysed_at) / 10)
+            self.analysed_at = [t for t in self.analysed_at if now - t < SLOW_WINDOW] + [now]
+            self.metrics.fps.set(len(self.analysed_at) / SLOW_WINDOW)
 
     def _drain(self, timeout: float = 10.0) -> None:
         """At the end of a file: give the courier a moment to deliver what is left."""
@@ -314,6 +347,12 @@ class EdgeApp:
             alarms.append("camera-lost")
         if self.courier.refused:
             alarms.append("messages-refused")
+        if self.models_check is not None and not self.models_check.passed:
+            alarms.append("models-misread")
+        if self.camera.state == "ok" and analysis_slow(
+            self.analysed_at, time.monotonic(), self.config.analysis.fps, self.watching_since
+        ):
+            alarms.append("analysis-slow")
         return alarms
 
     def health(self) -> Health:
@@ -329,7 +368,7 @@ class EdgeApp:
             broker_connected=self.transport.connected,
             outbox_depth=depth,
             free_mb=round(self.outbox.free_mb(), 1),
-            analysis_fps=round(len(self.analysed_at) / 10, 2),
+            analysis_fps=round(len(self.analysed_at) / SLOW_WINDOW, 2),
             alarms=alarms,
         )
 

@@ -8,7 +8,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Alarm = Literal["disk-low", "outbox-unwritable", "camera-lost", "messages-refused"]
+Alarm = Literal[
+    "disk-low",
+    "outbox-unwritable",
+    "camera-lost",
+    "messages-refused",
+    "models-misread",
+    "analysis-slow",
+]
 CameraState = Literal["starting", "ok", "lost", "ended"]
 
 

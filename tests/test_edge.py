@@ -4,6 +4,7 @@ passwords and per-table ACLs."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -16,13 +17,16 @@ import urllib.request
 from contextlib import closing
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
+from numpy.typing import NDArray
 
 from edge.comms import Courier, MemoryTransport, MqttTransport
 from edge.config import ConfigError, EdgeConfig
 from edge.outbox import Outbox
 from tests.broker import Broker, Subscriber, free_port
+from vision.detections import Detections
 from vision.replay import frames
 from vision.table import calibrate
 
@@ -490,3 +494,57 @@ def test_analysis_takes_the_newest_frame(tmp_path: Path) -> None:
     worker.join(10)
     assert frame is not None and read_so_far > 5
     assert frame.video_s >= (read_so_far - 2) / 10  # the newest, not the first one read
+
+
+class ShiftedModels:
+    """Models whose runtime misplaces every box by half a tile: a reader of pixels, not labels."""
+
+    def __init__(self) -> None:
+        from vision.replay import ModelSource
+
+        self.models = ModelSource()
+
+    def detections(self, index: int, t: float, image: NDArray[np.uint8]) -> Detections:
+        found = self.models.detections(index, t, image)
+        return dataclasses.replace(found, corners=np.add(found.corners, [12.0, 0.0]))
+
+
+@pytest.mark.parametrize(
+    ("source", "alarmed"), [(None, False), (ShiftedModels, True)], ids=["shipped", "shifted"]
+)
+def test_models_that_misread_known_frames_are_an_alarm(
+    tmp_path: Path, source: type[ShiftedModels] | None, alarmed: bool
+) -> None:
+    """The shipped models are checked on this machine's CPU and runtime, as the box checks them
+    at start; the box with labels (a demo) is not checked."""
+    from edge.app import EdgeApp
+
+    with_labels = EdgeConfig.load(edge_config(tmp_path, free_port()))
+    assert EdgeApp(with_labels, transport=MemoryTransport(up=False)).models_check is None
+    with_models = with_labels.model_copy(
+        update={"analysis": with_labels.analysis.model_copy(update={"labels": None})}
+    )
+    app = EdgeApp(
+        with_models, transport=MemoryTransport(up=False), source=source() if source else None
+    )
+    assert app.models_check is not None
+    assert app.models_check.passed is not alarmed, str(app.models_check)
+    assert ("models-misread" in app.health_alarms()) is alarmed
+
+
+@pytest.mark.parametrize(
+    ("analysed", "now", "since", "slow"),
+    [
+        ([], 5.0, 0.0, False),  # under a whole window watched: not yet said
+        ([], 20.0, None, False),  # not watching
+        ([10.5 + 0.1 * k for k in range(95)], 20.0, 0.0, False),  # 95 of 100 due
+        ([10.5 + 0.2 * k for k in range(48)], 20.0, 0.0, True),  # 5 frames a second
+        ([0.1 * k for k in range(100)], 20.0, 0.0, True),  # all of them too long ago
+    ],
+)
+def test_analysis_that_cannot_keep_its_rate_is_an_alarm(
+    analysed: list[float], now: float, since: float | None, slow: bool
+) -> None:
+    from edge.app import analysis_slow
+
+    assert analysis_slow(analysed, now, 10.0, since) is slow
