@@ -832,7 +832,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--out", default="runs", help="where training runs go (never committed)")
 
     sub = command("quantize", cmd_quantize, "Quantise an exported detector to 8 bits (needs onnx).")
-    sub.add_argument("model", help="the float detector, as `paigow train` exports it")
+    sub.add_argument(
+        "model", help="the detector as `paigow train` exports it, or an 8-bit one to quantise anew"
+    )
     sub.add_argument("--data", required=True, nargs="+", help="training data sets to calibrate on")
     sub.add_argument("--frames", type=int, default=40, help="calibration frames")
     sub.add_argument("--out", default="models/detector.onnx")
