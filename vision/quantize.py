@@ -108,6 +108,7 @@ def quantize_detector(model: Path, out: Path, frames: Sequence[Path]) -> Path:
 
 
 def is_quantised(model: Any) -> bool:
+    """Whether an ONNX model holds quantise nodes (a QDQ file, as `quantize_detector` writes)."""
     return any(node.op_type == "QuantizeLinear" for node in model.graph.node)
 
 
@@ -133,7 +134,10 @@ def float_from_qdq(model: Path, out: Path) -> Path:
             kept.append(node)
     for node in kept:
         for k, name in enumerate(node.input):
-            node.input[k] = bypass.get(name, name)
+            source = name
+            while source in bypass:  # a pair can follow a pair where scales change
+                source = bypass[source]
+            node.input[k] = source
     used = {name for node in kept for name in node.input}
     dequantised = {t.name for t in weights}
     initializers = [t for t in graph.initializer if t.name in used and t.name not in dequantised]
