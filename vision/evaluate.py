@@ -200,10 +200,10 @@ def cpu() -> str:
     """The CPU the speed was measured on: whether it has 8-bit dot products (VNNI) halves or
     doubles the detector's time, and the machine changes from session to session."""
     info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    model = next((line.split(":", 1)[1].strip() for line in info.splitlines()
-                  if line.startswith("model name")), "unknown CPU")  # fmt: skip
-    flags = next((set(line.split(":", 1)[1].split()) for line in info.splitlines()
-                  if line.startswith("flags")), set())  # fmt: skip
+    pairs = (line.split(":", 1) for line in info.splitlines() if ":" in line)
+    fields = {key.strip(): value.strip() for key, value in pairs}  # every core says the same
+    model = fields.get("model name", "unknown CPU")
+    flags = set(fields.get("flags", "").split())
     vnni = "with VNNI" if flags & {"avx512_vnni", "avx_vnni"} else "without VNNI"
     simd = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
     return f"{model}, {os.cpu_count()} cores, {simd} {vnni}"

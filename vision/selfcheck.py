@@ -76,11 +76,12 @@ def _tally(found: Detections, objects: list[dict]) -> NDArray[np.int64]:  # type
     ious = iou_matrix(found, objects)
     tally = np.zeros(5, int)
     for j, obj in enumerate(objects):
-        kind = 2 if obj["label"].startswith("die-") else 0 if obj["label"] != "back" else -1
-        if kind < 0 or obj["visible"] < FULLY_IN_VIEW:
+        if obj["label"] == "back" or obj["visible"] < FULLY_IN_VIEW:
             continue
+        column = 2 if obj["label"].startswith("die-") else 0  # faces, then dice
         best = int(np.argmax(ious[:, j])) if len(found) else -1
-        tally[kind] += 1
-        tally[kind + 1] += best >= 0 and ious[best, j] >= 0.5 and found.labels[best] == obj["label"]
-    tally[4] = int((ious.max(axis=1, initial=0.0) < 0.3).sum()) if len(found) else 0
+        right = best >= 0 and ious[best, j] >= 0.5 and found.labels[best] == obj["label"]
+        tally[column] += 1
+        tally[column + 1] += right
+    tally[4] = int((ious.max(axis=1, initial=0.0) < 0.3).sum())
     return tally
