@@ -209,7 +209,7 @@ class EdgeApp:
         if self.config.analysis.labels is not None:
             return LabelSource(self.config.analysis.labels)
         try:
-            return ModelSource()
+            return ModelSource(reuse=self.config.analysis.reuse)
         except FileNotFoundError as error:
             raise ConfigError(f"{error} (docs/detector.md); demos set analysis.labels") from None
 
@@ -218,7 +218,9 @@ class EdgeApp:
         a demo's labels need no check."""
         if isinstance(self.source, LabelSource):
             return None
-        check = check_models(lambda image: self.source.detections(0, 0.0, image))
+        source = self.source
+        whole = source.analyse if isinstance(source, ModelSource) else None  # nothing kept
+        check = check_models(whole or (lambda image: source.detections(0, 0.0, image)))
         if check.passed:
             log.info("the models read known frames right on this machine: %s", check)
         else:

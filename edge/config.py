@@ -48,6 +48,13 @@ class AnalysisConfig(Section):
         title="Simulator labels",
         description="Demo only: a simulated round's frames.json.gz in place of the models.",
     )
+    reuse: bool = Field(
+        False,
+        title="Analyse only what changed",
+        description="The models look again only where the frame changed since they last looked "
+        "there: a replay 4.5x faster on a 2-core CPU, but more false alerts measured "
+        "(docs/benchmarks.md, docs/accuracy-models.md).",
+    )
     cut: str | None = Field(None, title="Cut", description="Overrides the table's cut.")
     cut_options: dict[str, str] = Field(default_factory=dict, title="Cut options")
 

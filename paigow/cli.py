@@ -339,7 +339,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
     image = cv2.imread(args.image)
     if image is None:
         raise UsageError(f"cannot read an image from {args.image!r}")
-    found = ModelSource().detections(0, 0.0, image)
+    found = ModelSource(reuse=False).analyse(image)
     if args.annotate:
         from vision.annotate import annotate
 
@@ -487,7 +487,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         source = LabelSource(Path(args.labels))
     else:
         try:
-            source = ModelSource()
+            source = ModelSource(reuse=args.reuse)
         except FileNotFoundError as error:
             raise UsageError(
                 f"{error}: no detector is shipped yet (docs/detector.md); a simulated round "
@@ -761,6 +761,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--labels",
         metavar="FRAMES.json.gz",
         help="a simulated round's own labels instead of the models",
+    )
+    sub.add_argument(
+        "--reuse",
+        action="store_true",
+        help="the models look again only where the frame changed: faster, but more false "
+        "alerts measured (docs/benchmarks.md)",
     )
 
     sub = command("run", cmd_run, "Run the table box: camera in, alerts out over MQTT.")

@@ -1,5 +1,6 @@
 """Following rounds: the fixture rounds end to end (replay with the simulator's labels in place of
-the models), a camera joining mid-round, missed frames, an abandoned round, and the pieces."""
+the models, and with the models), a camera joining mid-round, missed frames, an abandoned round,
+and the pieces."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from vision.follow import (
 )
 from vision.judge import Judge, SetHand
 from vision.records import Alert, RoundRecord
-from vision.replay import LabelSource, ReplayError, frames, replay
+from vision.replay import LabelSource, ModelSource, ReplayError, frames, replay
 from vision.synth.layout import TableLayout
 from vision.synth.round import Studio
 from vision.table import Locate, TableConfig, calibrate
@@ -83,14 +84,20 @@ def same_hands(record: RoundRecord, known: dict) -> list[str]:  # type: ignore[t
     return wrong
 
 
-def test_replay_writes_what_the_round_holds(fixture_round, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("source", ["labels", "models"])
+def test_replay_writes_what_the_round_holds(fixture_round, source: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The round's video replayed with its labels (the round logic alone) and with the shipped
+    models looking only where the frame changed (from pixels; on every frame whole it takes
+    over a minute a round here)."""
     name, table = fixture_round
     known = truth(name)
     summary = replay(
         ROUNDS / name / "round.mp4",
         table,
         tmp_path,
-        LabelSource(ROUNDS / name / "frames.json.gz"),
+        LabelSource(ROUNDS / name / "frames.json.gz")
+        if source == "labels"
+        else ModelSource(reuse=True),
         cut=known["cut"],
         cut_options=known["cut_options"],
         progress=False,

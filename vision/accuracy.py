@@ -14,6 +14,7 @@ import argparse
 import dataclasses
 import functools
 import hashlib
+import inspect
 import json
 import pickle
 import sys
@@ -29,7 +30,8 @@ import onnxruntime
 from tqdm import tqdm
 
 from rules import CUTS
-from vision import crops, refine
+from vision import crops, detector, refine
+from vision import reuse as reuse_module
 from vision.detections import Detections
 from vision.detector import MODELS
 from vision.follow import RoundFollower
@@ -197,7 +199,7 @@ def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
     hour."""
     path = None
     if cache is not None:
-        made_by = _models_digest() if source == "models" else source
+        made_by = _models_digest(source == REUSE) if source != "labels" else source
         path = cache.with_name(f"{cache.name}-{made_by}-{_simulator_digest()}.pkl")
         if path.is_file():  # plain fields: `Seen` is `__main__.Seen` under `python3 -m`
             return Seen(*pickle.loads(path.read_bytes()))
@@ -213,10 +215,10 @@ def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
     first_face = None
     if not isinstance(table, str):
         models = None
-        if source == "models":
+        if source != "labels":
             from vision.replay import ModelSource
 
-            models = ModelSource(threads=1)
+            models = ModelSource(threads=1, reuse=source == REUSE)
         for index in range(studio.frame_count):
             t = round(index / FPS, 3)
             image, objects, _ = studio.frame(t)
@@ -231,10 +233,11 @@ def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
 
 
 @functools.cache
-def _models_digest() -> str:
+def _models_digest(reuse: bool) -> str:
     """The models, the sizes of the crops cut for them (`vision/crops.py`, `vision/refine.py`),
-    the columns detections hold and the onnxruntime that runs them: a change to any makes other
-    detections."""
+    the columns detections hold and the onnxruntime that runs them, and with `reuse` what counts
+    as a change worth looking at again and how a part is cut for a look (`vision/reuse.py`,
+    `vision.detector.part_blob`): a change to any makes other detections."""
     digest = hashlib.sha256()
     digest.update(repr([f.name for f in dataclasses.fields(Detections)]).encode())
     digest.update(onnxruntime.__version__.encode())
@@ -246,6 +249,11 @@ def _models_digest() -> str:
         (refine.REFINE_CROP, refine.FIRST.tile, refine.FIRST.die, refine.FIRST.most_shift),
     )
     digest.update(repr(geometry).encode())
+    if reuse:
+        r = reuse_module
+        digest.update(repr((r.SIDE, r.BLOCK, r.CHANGED, r.MARGIN, r.MOST, r.REFRESH)).encode())
+        for code in (r.Reuse, r.Region, r.changed_regions, r._merged, r._grey, detector.part_blob):
+            digest.update(inspect.getsource(code).encode())
     return digest.hexdigest()[:12]
 
 
@@ -263,6 +271,8 @@ def _simulator_digest() -> str:
 
 
 EXPOSED = ("exposed-tile-stacking", "exposed-tile-dealing")
+REUSE = "models-reuse"
+"""The source: the shipped models, looking again only where the frame changed."""
 
 
 def _is_face(obj: dict[str, object]) -> bool:
@@ -337,7 +347,12 @@ def report(
             if source == "labels"
             else "**the shipped models** (`models/detector.onnx`, `models/refiner.onnx`, "
             "`models/refiner-2.onnx`, "
-            "`models/reader.onnx`, `models/flatness.onnx`)."
+            "`models/reader.onnx`, `models/flatness.onnx`)"
+            + (
+                ", looking again only where the frame changed (`vision/reuse.py`)."
+                if source == REUSE
+                else ", on every frame whole."
+            )
         ),
         "",
         f"Reproduce: `{command}` ({wall / 60:.0f} min here).",
@@ -437,7 +452,12 @@ def main(argv: list[str] | None = None) -> int:
         default=SEED_BASE,
         help="other rounds than the usual: to check a change on rounds it was not tuned on",
     )
-    parser.add_argument("--source", choices=("labels", "models"), default="labels")
+    parser.add_argument(
+        "--source",
+        choices=("labels", "models", REUSE),
+        default="labels",
+        help=f"{REUSE}: the models looking again only where the frame changed",
+    )
     parser.add_argument("--resolution", default="1280x720")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out", default="docs/accuracy.md")

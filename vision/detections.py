@@ -47,6 +47,34 @@ class Detections:
     def empty(cls) -> Detections:
         return cls(np.zeros((0, 4, 2)), np.zeros(0), ())
 
+    @classmethod
+    def concat(cls, parts: list[Detections]) -> Detections:
+        """The rows of all `parts`, in order. A column that only some non-empty parts hold
+        cannot be joined: a label confidence would end up against the wrong row."""
+        rows = [part for part in parts if len(part)]
+        if not rows:
+            return cls.empty()
+
+        def column(name: str, empty: object) -> object:
+            held = [len(getattr(part, name)) > 0 for part in rows]
+            if not any(held):
+                return empty
+            if not all(held):
+                raise ValueError(f"only some detections hold {name}")
+            values = [getattr(part, name) for part in rows]
+            return sum(values, ()) if name == "zones" else np.concatenate(values)
+
+        return cls(
+            np.concatenate([part.corners for part in rows]),
+            np.concatenate([part.confidence for part in rows]),
+            sum((part.labels for part in rows), ()),
+            column("label_confidence", np.zeros(0)),  # type: ignore[arg-type]
+            column("table_xy", np.zeros((0, 2))),  # type: ignore[arg-type]
+            column("zones", ()),  # type: ignore[arg-type]
+            column("flat", np.zeros(0)),  # type: ignore[arg-type]
+            column("face_up", np.zeros(0)),  # type: ignore[arg-type]
+        )
+
     def __len__(self) -> int:
         return len(self.labels)
 

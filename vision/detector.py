@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from vision.crops import CROP, REFINED_LEAN_MARGIN, cut
 from vision.detections import Detections
 from vision.refine import FIRST, REFINE_CROP, View, crop, decode
+from vision.reuse import Region
 
 MODELS = Path(os.environ.get("PAIGOW_MODELS", Path(__file__).resolve().parents[1] / "models"))
 """The shipped ONNX files: the repository's models/, or $PAIGOW_MODELS (the container's)."""
@@ -46,6 +47,8 @@ the whole-frame pass's die candidates. Of 20 round-studio frames of three touchi
 ZOOM_INPUT = 320
 """The closer look's input side: a 400-px window of the frame at `ZOOM`."""
 ZOOM_WINDOWS = 4
+STRIDE = 32
+"""YOLO11's coarsest stride: an input's sides are multiples of it."""
 SAME_DIE = 0.5
 """Two die boxes whose centres are closer than this share of the stronger box's short side are
 one die (touching dice are a whole side apart). Second boxes can survive it (with the earlier
@@ -107,6 +110,23 @@ def letterbox(
     return cv2.dnn.blobFromImage(canvas, 1 / 255, swapRB=True), scale, left, top
 
 
+def part_blob(
+    image: NDArray[np.uint8], crop: tuple[int, int, int, int], height: int, width: int
+) -> tuple[NDArray[np.float32], float, int, int]:
+    """The detector's input for one part of the frame: cut from the whole frame's input on the
+    network's stride grid, so the part holds the very pixels the whole frame's input holds
+    there, at the same place on the grid, and the network sees them the same way. Cut
+    elsewhere, 16 px off the grid, blocks under a dealer's hand were boxed otherwise than in the
+    whole frame, and a block's traced flight named other stacks (round 700094)."""
+    blob, scale, left, top = letterbox(image, height, width)
+    x0, y0, x1, y1 = crop
+    gx0, gy0 = (int(v * scale + o) // STRIDE * STRIDE for v, o in ((x0, left), (y0, top)))
+    gx1 = min(-(-int(np.ceil(x1 * scale + left)) // STRIDE) * STRIDE, width)
+    gy1 = min(-(-int(np.ceil(y1 * scale + top)) // STRIDE) * STRIDE, height)
+    part = np.ascontiguousarray(blob[:, :, gy0:gy1, gx0:gx1])
+    return part, scale, left - gx0, top - gy0
+
+
 class Detector:
     """YOLO11n-OBB over the whole frame at `DETECTOR_SCALE`, then a closer look at the dice."""
 
@@ -138,8 +158,13 @@ class Detector:
         self.iou = iou
         self.zoom = zoom
 
-    def detect(self, image: NDArray[np.uint8]) -> Detections:
-        blob, scale, left, top = letterbox(image, self.height, self.width)
+    def detect(self, image: NDArray[np.uint8], region: Region | None = None) -> Detections:
+        """The objects in the frame, or only those centred inside `region`, looked for in its
+        crop at the scale the whole frame is seen at (`vision.reuse`)."""
+        if region is None:
+            blob, scale, left, top = letterbox(image, self.height, self.width)
+        else:
+            blob, scale, left, top = part_blob(image, region.crop, self.height, self.width)
         output = self.session.run(None, {self.input.name: blob})[0][0]
         candidate = min(DIE_CANDIDATE, self.confidence) if self.zoom else self.confidence
         corners, kinds, conf = self._boxes(output, die_threshold=candidate)
@@ -148,7 +173,8 @@ class Detector:
         if self.zoom:
             dice = kinds == self.die
             h, w = image.shape[:2]
-            windows = zoom_windows(corners[dice].mean(1), conf[dice], w, h)
+            wanted = dice & region.holds(corners.mean(1)) if region else dice
+            windows = zoom_windows(corners[wanted].mean(1), conf[wanted], w, h)
             close = self._look_closer(image, windows)
             centres = corners.mean(1)
             confirmed = _near_any(centres, close[0].mean(1), _short_sides(corners))
@@ -158,6 +184,9 @@ class Detector:
             kinds = np.concatenate([kinds[keep], close[1]])
             conf = np.concatenate([conf[keep], close[2]])
             keep = one_box_per_die(corners, np.argsort(-conf), kinds == self.die)
+        keep = np.arange(len(kinds))[keep]
+        if region is not None:
+            keep = keep[region.holds(corners[keep].mean(1))]
         labels = tuple(self.names[int(k)] for k in kinds[keep])
         found = Detections(corners[keep].reshape(-1, 4, 2), conf[keep], labels)
         return self.refiner.refine(image, found) if self.refiner else found

@@ -22,6 +22,7 @@ from tqdm import tqdm
 from vision.detections import Detections
 from vision.follow import Raised, RoundFollower
 from vision.records import Alert
+from vision.reuse import Region, Reuse
 from vision.table import TableConfig
 
 
@@ -37,18 +38,24 @@ class Source(Protocol):
 
 class ModelSource:
     """The shipped models: the detector finds (and refines its boxes where the refiner ships),
-    the reader reads, its flatness crop sized for the boxes it is given."""
+    the reader reads, its flatness crop sized for the boxes it is given. With `reuse`, the
+    models look again only where the frame changed (`vision.reuse`)."""
 
-    def __init__(self, threads: int = 2) -> None:
+    def __init__(self, threads: int = 2, reuse: bool = False) -> None:
         from vision.crops import LEAN_MARGIN, REFINED_LEAN_MARGIN
         from vision.detector import Detector, Reader
 
         self.detector = Detector(threads=threads)
         lean = REFINED_LEAN_MARGIN if self.detector.refiner else LEAN_MARGIN
         self.reader = Reader(threads=threads, lean_margin=lean)
+        self.reuse = Reuse(self.analyse) if reuse else None
+
+    def analyse(self, image: NDArray[np.uint8], region: Region | None = None) -> Detections:
+        """The models on the whole frame, or on one region of it."""
+        return self.reader.read(image, self.detector.detect(image, region))
 
     def detections(self, index: int, t: float, image: NDArray[np.uint8]) -> Detections:
-        return self.reader.read(image, self.detector.detect(image))
+        return self.reuse.detections(t, image) if self.reuse else self.analyse(image)
 
 
 class LabelSource:
