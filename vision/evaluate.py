@@ -456,6 +456,11 @@ first refiner stage alone took 66 ms a 1920x1080 frame in session 11, 92 ms in s
 (`python3 benchmarks/pipeline.py --refiner-stages 1`, then without it, times the second
 refiner stage).
 
+These are whole frames, as the edge box and `paigow replay` analyse them by default. Asked to
+(`analysis.reuse: true`, `paigow replay --reuse`), they run the models only around what
+changed since they last looked there (`vision/reuse.py`, `docs/rounds.md`): a replay 4.5
+times faster here, but more false alerts (`docs/benchmarks.md`, `docs/accuracy-models.md`).
+
 ## Per class (IoU 0.5 for precision and recall)
 
 | class | instances | precision | recall | AP50 | AP50-95 |
