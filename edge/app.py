@@ -219,8 +219,11 @@ class EdgeApp:
         if isinstance(self.source, LabelSource):
             return None
         source = self.source
-        whole = source.analyse if isinstance(source, ModelSource) else None  # nothing kept
-        check = check_models(whole or (lambda image: source.detections(0, 0.0, image)))
+        check = check_models(
+            source.analyse  # each frame whole: nothing kept from one to the next
+            if isinstance(source, ModelSource)
+            else lambda image: source.detections(0, 0.0, image)
+        )
         if check.passed:
             log.info("the models read known frames right on this machine: %s", check)
         else:

@@ -339,7 +339,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
     image = cv2.imread(args.image)
     if image is None:
         raise UsageError(f"cannot read an image from {args.image!r}")
-    found = ModelSource(reuse=False).analyse(image)
+    found = ModelSource().analyse(image)
     if args.annotate:
         from vision.annotate import annotate
 

@@ -20,7 +20,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from vision.replay import ModelSource  # noqa: E402
-from vision.reuse import Region, _grey, changed_regions  # noqa: E402
 from vision.synth.round import Studio  # noqa: E402
 
 
@@ -32,13 +31,11 @@ def main() -> int:
     studio = Studio.of(args.seed, "mbs-2020", [], (1920, 1080))
     models = ModelSource(reuse=True)
     assert models.reuse is not None
-    looks: list[Region] = []
     for index in range(round(args.t * 10) + 1):
         t = round(index / 10, 3)
         image, _, _ = studio.frame(t)
-        if index == round(args.t * 10) and models.reuse.reference is not None:
-            looks = changed_regions(models.reuse.reference, _grey(image), 1920, 1080)
         found = models.detections(index, t, image)
+    looks = models.reuse.regions
     fresh = np.zeros(len(found), bool)
     for region in looks:
         fresh |= region.holds(found.corners.mean(1))

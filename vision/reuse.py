@@ -80,6 +80,8 @@ class Reuse:
         self.whole_at = -np.inf
         self.looked = 0.0
         """The share of the last frame the models looked at (1: the whole frame)."""
+        self.regions: list[Region] = []
+        """The regions of the last frame looked at again (none when it was looked at whole)."""
 
     def detections(self, t: float, image: NDArray[np.uint8]) -> Detections:
         grey = _grey(image)
@@ -91,7 +93,7 @@ class Reuse:
         share = looked / (image.shape[0] * image.shape[1])
         if share > MOST:
             return self._whole(t, image, grey)
-        self.looked = share
+        self.looked, self.regions = share, regions
         if not regions:
             return self.kept
         centres = self.kept.corners.mean(axis=1)
@@ -112,7 +114,7 @@ class Reuse:
 
     def _whole(self, t: float, image: NDArray[np.uint8], grey: NDArray[np.int16]) -> Detections:
         self.kept = self.analyse(image, None)
-        self.reference, self.whole_at, self.looked = grey, t, 1.0
+        self.reference, self.whole_at, self.looked, self.regions = grey, t, 1.0, []
         self.shape = image.shape
         return self.kept
 
