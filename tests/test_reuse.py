@@ -11,7 +11,7 @@ import pytest
 from numpy.typing import NDArray
 
 from vision.detections import Detections
-from vision.reuse import BLOCK, MARGIN, MOST, REFRESH, Region, Reuse, changed_regions
+from vision.reuse import BLOCK, DOUBT, MARGIN, MOST, REFRESH, Region, Reuse, changed_regions
 
 WIDTH, HEIGHT = 1920, 1080
 PIXELS = WIDTH // 480 * BLOCK  # a block's side in frame pixels: 32
@@ -75,25 +75,31 @@ def test_sensor_noise_is_not_a_change() -> None:
     assert changed_regions(grey(before), grey(noisy), WIDTH, HEIGHT) == []
 
 
-def boxes_at(points: list[tuple[float, float]], label: str = "back") -> Detections:
+def boxes_at(
+    points: list[tuple[float, float]], label: str = "back", unsure_left_of: float = 0.0
+) -> Detections:
     corners = np.array([[[x - 11, y - 27], [x + 11, y - 27], [x + 11, y + 27], [x - 11, y + 27]]
                         for x, y in points], float).reshape(-1, 4, 2)  # fmt: skip
     n = len(points)
-    return Detections(corners, np.ones(n), (label,) * n, np.ones(n), flat=np.ones(n),
+    sure = np.array([DOUBT / 2 if x < unsure_left_of else 1.0 for x, _ in points])
+    return Detections(corners, sure, (label,) * n, np.ones(n), flat=np.ones(n),
                       face_up=np.zeros(n))  # fmt: skip
 
 
 class Models:
-    """Fake models that see a white patch wherever the frame has one: each look is recorded."""
+    """Fake models that see a white patch wherever the frame has one, unsure of those left of
+    `unsure_left_of`: each look is recorded."""
 
-    def __init__(self) -> None:
+    def __init__(self, unsure_left_of: float = 0.0, label: str = "6-6") -> None:
         self.looks: list[Region | None] = []
+        self.unsure_left_of = unsure_left_of
+        self.label = label
 
     def __call__(self, image: NDArray[np.uint8], region: Region | None) -> Detections:
         self.looks.append(region)
         white = (image[:, :, 0] == 255).astype(np.uint8)
         count, _, _, centres = cv2.connectedComponentsWithStats(white)
-        found = boxes_at([tuple(c) for c in centres[1:count]], "6-6")
+        found = boxes_at([tuple(c) for c in centres[1:count]], self.label, self.unsure_left_of)
         return found if region is None else found[region.holds(found.corners.mean(1))]
 
 
@@ -112,6 +118,28 @@ def test_still_frames_are_not_looked_at_again_and_changes_are() -> None:
     gone = touched(table(), 1500, 700)  # the first tile taken away
     seen = reuse.detections(0.3, gone)
     assert seen.corners.mean(1)[:, 0].tolist() == [1510.5]
+
+
+@pytest.mark.parametrize(
+    ("label", "looked_again"), [("6-6", True), ("back", True), ("die-3", False)]
+)
+def test_an_unsure_tile_is_looked_at_again_on_each_frame(label: str, looked_again: bool) -> None:
+    """On still pixels too: on whole frames noise would let an unsure box come and go. Not a
+    die's (its reading pools frames, and its boxes all read unsure)."""
+    models = Models(unsure_left_of=960, label=label)
+    reuse = Reuse(models)
+    image = touched(touched(table(), 300, 700), 1500, 700)
+    for t in (0.0, 0.1, 0.2):
+        assert len(reuse.detections(t, image)) == 2
+    assert models.looks[0] is None
+    if not looked_again:
+        assert len(models.looks) == 1 and reuse.looked == 0
+        return
+    assert len(models.looks) == 3
+    for look in models.looks[1:]:
+        assert look is not None
+        assert look.holds(np.array([[311.0, 727.0], [1511.0, 727.0]])).tolist() == [True, False]
+    assert 0 < reuse.looked < 0.1
 
 
 @pytest.mark.parametrize(

@@ -251,7 +251,8 @@ def _models_digest(reuse: bool) -> str:
     digest.update(repr(geometry).encode())
     if reuse:
         r = reuse_module
-        digest.update(repr((r.SIDE, r.BLOCK, r.CHANGED, r.MARGIN, r.MOST, r.REFRESH)).encode())
+        settings = (r.SIDE, r.BLOCK, r.CHANGED, r.MARGIN, r.MOST, r.REFRESH, r.DOUBT)
+        digest.update(repr(settings).encode())
         for code in (r.Reuse, r.Region, r.changed_regions, r._merged, r._grey, detector.part_blob):
             digest.update(inspect.getsource(code).encode())
     return digest.hexdigest()[:12]

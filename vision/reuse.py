@@ -15,6 +15,12 @@ look at a changed part for the objects centred in it and `MARGIN` around it, and
 covers at least another `MARGIN` (rounded out to the detector's stride grid,
 `vision.detector.part_blob`), so an object it takes is wholly in view and an object it leaves
 to the kept detections lies wholly outside the change.
+
+A tile the detector was unsure of (under `DOUBT`) is never kept: its blocks count as
+changed, so the models look there again on each frame's own pixels. On whole frames sensor
+noise makes such a box come and go from frame to frame, and the round follower relies on
+that (a back misread as a face does not hold for the frames an alert needs; a second box
+over a stack does not stand in every frame); kept, one noisy answer would hold for seconds.
 """
 
 from __future__ import annotations
@@ -43,6 +49,14 @@ that the look covers: 64 px at 1080p, more than a tile's length (about 55 px).""
 MOST = 0.5
 """Where the looks would cover more than this share of the frame, the whole frame is
 analysed: one large look costs less than many that overlap."""
+DOUBT = 0.75
+"""Tiles the detector is less sure of than this are looked at again each frame. Stacks and
+tiles lying in the open read 0.78-0.92 at 1080p; a second box over a stack (0.45-0.67, round
+700111) or a back misread as a face (0.53-0.72, round 700032) reads below. Dice are not: their
+boxes, from the detector's closer look, read 0.55-0.73 at their middle half however plain
+they lie, so all would be looked at on every frame (round 777001 replayed at 1.2x real time
+instead of 2.1x); their reading pools a window of frames, and kept they were read as on whole
+frames over the 231 rounds of `docs/accuracy-models.md`."""
 REFRESH = 5.0
 """Seconds after which the whole frame is analysed again regardless: what a change too faint
 to count (a slow light change under `CHANGED` everywhere) could have hidden is bounded by it."""
@@ -88,7 +102,9 @@ class Reuse:
         if image.shape != self.shape or not 0 <= t - self.whole_at < self.refresh:
             return self._whole(t, image, grey)
         assert self.reference is not None
-        regions = changed_regions(self.reference, grey, image.shape[1], image.shape[0])
+        tiles = np.array([not label.startswith("die") for label in self.kept.labels], bool)
+        doubtful = self.kept.corners[tiles & (self.kept.confidence < DOUBT)]
+        regions = changed_regions(self.reference, grey, image.shape[1], image.shape[0], doubtful)
         looked = sum((r.crop[2] - r.crop[0]) * (r.crop[3] - r.crop[1]) for r in regions)
         share = looked / (image.shape[0] * image.shape[1])
         if share > MOST:
@@ -126,21 +142,32 @@ def _grey(image: NDArray[np.uint8]) -> NDArray[np.int16]:
 
 
 def changed_regions(
-    reference: NDArray[np.int16], grey: NDArray[np.int16], width: int, height: int
+    reference: NDArray[np.int16],
+    grey: NDArray[np.int16],
+    width: int,
+    height: int,
+    doubtful: NDArray[np.float64] | None = None,
 ) -> list[Region]:
     """The regions to look at again in a `width` x `height` frame whose grey copy is `grey`:
-    one per group of changed blocks (merged where their looks would overlap)."""
+    one per group of changed blocks (merged where their looks would overlap). The blocks under
+    `doubtful` detections (N x 4 x 2 corners, frame pixels) count as changed."""
     rows, cols = -(-grey.shape[0] // BLOCK), -(-grey.shape[1] // BLOCK)
     apart = np.zeros((rows * BLOCK, cols * BLOCK), np.int16)
     apart[: grey.shape[0], : grey.shape[1]] = np.abs(grey - reference)
     changed = apart.reshape(rows, BLOCK, cols, BLOCK).max(axis=(1, 3)) > CHANGED
+    pixel = BLOCK * width / grey.shape[1], BLOCK * height / grey.shape[0]
+    for corners in doubtful if doubtful is not None else ():
+        (x0, y0), (x1, y1) = corners.min(axis=0), corners.max(axis=0)
+        changed[
+            max(int(y0 // pixel[1]), 0) : max(int(y1 // pixel[1]) + 1, 0),
+            max(int(x0 // pixel[0]), 0) : max(int(x1 // pixel[0]) + 1, 0),
+        ] = True
     if not changed.any():
         return []
     count, _, stats, _ = cv2.connectedComponentsWithStats(changed.astype(np.uint8), connectivity=8)
     boxes = [(x - MARGIN, y - MARGIN, x + w + MARGIN, y + h + MARGIN)
              for x, y, w, h, _ in stats[1:count]]  # fmt: skip
     boxes = _merged(boxes, grow=2 * MARGIN)
-    pixel = BLOCK * width / grey.shape[1], BLOCK * height / grey.shape[0]
 
     def frame(box: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
         x0, y0, x1, y1 = box
