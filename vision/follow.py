@@ -12,7 +12,7 @@ Every game judgement is asked of `vision.judge` (and through it `rules/`).
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -63,12 +63,17 @@ under 0.5 over the cloth where a stack was taken made false alerts in rounds 700
 LATE = 0.0
 """Seconds after a group arrives by which the stacks it emptied must be gone: a block leaves its
 stack before it arrives, so a stack still standing when its group arrives was not taken."""
-SURE_STACK = 0.7
-"""A stack seen standing once since its group arrived was left out of the cut if the detector
-was at least this sure of it; a less sure one must show in two frames. A stack left standing
-may be dealt a frame later (with the simulator's labels two of 15 catches saw it once), while
-the detector's phantom in the shadow of a taken stack on a dark cloth showed in one frame at
-0.52 (round 700036, a false alert); real stacks read 0.6-0.9."""
+STILL_FRAMES = 3
+"""Frames in a row a stack must lie in one place to stand: a block carried over the row paused
+there in two (round 700109, seen again where its stack had been taken)."""
+SURE_STACK = 0.75
+"""How sure the detector must be of a stack seen standing since its group arrived for it to
+have been left out of the cut; once is enough (a stack left standing may be dealt a frame
+later: with the simulator's labels two of 15 catches saw it once). The detector's phantom in
+the shadow where a stack was taken reads below, frame after frame: 0.52 in one frame (round
+700036), 0.58-0.71 in six (700109, 700169, false alerts while less sure stacks counted in two
+frames); the stacks left standing in the 13 caught of the 231 rounds of
+`docs/accuracy-models.md` read 0.75-0.92 in every frame after."""
 TRACE_APART = 0.8
 """Stack pitches between where a block in flight points back to on the stacks' row and every
 stack its group should come from, for the block to count as lifted from elsewhere: a box's
@@ -382,7 +387,7 @@ class RoundFollower:
         self.round: Round | None = None
         self.rounds = 0
         self.image: NDArray[np.uint8] | None = None
-        self.previous_stack: list[NDArray[np.float64]] = []
+        self.stacks_before: deque[list[NDArray[np.float64]]] = deque(maxlen=STILL_FRAMES - 1)
         self.faces: list[FaceTrack] = []
         self.start = Streak(STEADY)
         self.midway = Streak(STEADY)
@@ -404,7 +409,8 @@ class RoundFollower:
         seen = self.locate.locate(detections)
         out: list[Raised] = []
         view = View.of(seen, self.table)
-        previous, self.previous_stack = self.previous_stack, view.stack_xy
+        previous = list(self.stacks_before)
+        self.stacks_before.append(view.stack_xy)
         current = self.round
         dealing = current is not None and bool(current.dice) and current.phase in DEALING
         sightings = view.faces_xy + (view.unread_xy if dealing else [])
@@ -701,15 +707,22 @@ class RoundFollower:
             round_.flying.append(t)
         round_.in_flight += loose
 
-    def _note_standing(self, t: float, view: View, previous: list[NDArray[np.float64]]) -> None:
+    def _note_standing(
+        self, t: float, view: View, previous: list[list[NDArray[np.float64]]]
+    ) -> None:
         """Which stacks stand in this frame, from the dice on: the first block may fly before
-        the follower sees a box served. Only tiles lying still count: a block carried over the
-        stacks is not a stack."""
+        the follower sees a box served. Only tiles lying still for `STILL_FRAMES` count: a
+        block carried over the stacks is not a stack."""
         round_ = self.round
         assert round_ is not None
         pitch = float(np.median(np.diff(round_.columns)))
-        still = [(p, sure) for p, sure in view.stacks
-                 if any(np.linalg.norm(p - q) < 6.0 for q in previous)]  # fmt: skip
+
+        def lay_still(p: NDArray[np.float64]) -> bool:
+            return len(previous) == STILL_FRAMES - 1 and all(
+                any(np.linalg.norm(p - q) < 6.0 for q in frame) for frame in previous
+            )
+
+        still = [(p, sure) for p, sure in view.stacks if lay_still(p)]
         for stack, x in enumerate(round_.columns):
             sure = [c for p, c in still if abs(p[0] - x) < pitch / 2]
             if sure:
@@ -728,7 +741,7 @@ class RoundFollower:
             if gone is None:
                 continue
             sure = [c for seen, c in round_.standing.get(stack, []) if seen >= gone]
-            if not sure or (len(sure) == 1 and sure[0] < SURE_STACK):
+            if not sure or max(sure) < SURE_STACK:
                 continue
             position = (round_.first_seen - 1 + group - 1) % 8 + 1  # type: ignore[operator]
             self._alert(
