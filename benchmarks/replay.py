@@ -1,5 +1,5 @@
 """Benchmark: `paigow replay` of a simulated 1080p round, the models looking only where the
-frame changed (`--reuse`) and on every frame whole (the default), back to back on this CPU.
+frame changed (the default) and on every frame whole (`--whole-frames`), back to back on this CPU.
 
     python3 benchmarks/replay.py [--seed 777001] [--rules mbs-2020] [--resolution 1920x1080]
 

@@ -456,10 +456,12 @@ first refiner stage alone took 66 ms a 1920x1080 frame in session 11, 92 ms in s
 (`python3 benchmarks/pipeline.py --refiner-stages 1`, then without it, times the second
 refiner stage).
 
-These are whole frames, as the edge box and `paigow replay` analyse them by default. Asked to
-(`analysis.reuse: true`, `paigow replay --reuse`), they run the models only around what
-changed since they last looked there (`vision/reuse.py`, `docs/rounds.md`): a replay 4.5
-times faster here, but more false alerts (`docs/benchmarks.md`, `docs/accuracy-models.md`).
+These are whole frames. By default (since session 25) the edge box and `paigow replay` run the
+models only around what changed since they last looked there and around the tiles they were
+unsure of (`vision/reuse.py`, `docs/rounds.md`): a 1080p replay 3.9 times faster here, with
+one false alert and one missed swap more than whole frames over 231 rounds
+(`docs/benchmarks.md`, `docs/accuracy-models.md`); `analysis.reuse: false` or
+`paigow replay --whole-frames` analyse every frame whole.
 
 ## Per class (IoU 0.5 for precision and recall)
 
