@@ -765,8 +765,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--whole-frames",
         action="store_true",
-        help="the models look at every frame whole, not only where it changed (the default, "
-        "about 4x faster on a 2-core CPU: docs/benchmarks.md)",
+        help="the models look at every frame whole (by default they look again only where it "
+        "changed, about 4x faster on a 2-core CPU: docs/benchmarks.md)",
     )
 
     sub = command("run", cmd_run, "Run the table box: camera in, alerts out over MQTT.")
