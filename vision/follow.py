@@ -715,12 +715,12 @@ class RoundFollower:
         block carried over the stacks is not a stack."""
         round_ = self.round
         assert round_ is not None
+        if len(previous) < STILL_FRAMES - 1:
+            return
         pitch = float(np.median(np.diff(round_.columns)))
 
         def lay_still(p: NDArray[np.float64]) -> bool:
-            return len(previous) == STILL_FRAMES - 1 and all(
-                any(np.linalg.norm(p - q) < 6.0 for q in frame) for frame in previous
-            )
+            return all(any(np.linalg.norm(p - q) < 6.0 for q in frame) for frame in previous)
 
         still = [(p, sure) for p, sure in view.stacks if lay_still(p)]
         for stack, x in enumerate(round_.columns):
@@ -741,7 +741,7 @@ class RoundFollower:
             if gone is None:
                 continue
             sure = [c for seen, c in round_.standing.get(stack, []) if seen >= gone]
-            if not sure or max(sure) < SURE_STACK:
+            if max(sure, default=0.0) < SURE_STACK:
                 continue
             position = (round_.first_seen - 1 + group - 1) % 8 + 1  # type: ignore[operator]
             self._alert(
