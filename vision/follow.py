@@ -74,6 +74,12 @@ the shadow where a stack was taken reads below, frame after frame: 0.52 in one f
 700036), 0.58-0.71 in six (700109, 700169, false alerts while less sure stacks counted in two
 frames); the stacks left standing in the 13 caught of the 231 rounds of
 `docs/accuracy-models.md` read 0.75-0.92 in every frame after."""
+STACK_PLACE = 5.0
+"""Millimetres from where a stack stood when all eight were seen within which one seen standing
+later is that stack: nobody moves a stack without lifting it. The detector boxes the shadow
+of the stack beside a lifted one, 7-10 mm from where the lifted one stood, at 0.75-0.81 (round
+730067, a false alert); the stacks left standing that the 231 rounds of
+`docs/accuracy-models.md` catch lie 0.1-3.5 mm from their places."""
 TRACE_APART = 0.8
 """Stack pitches between where a block in flight points back to on the stacks' row and every
 stack its group should come from, for the block to count as lifted from elsewhere: a box's
@@ -87,6 +93,14 @@ stack (`ON_STACK`) before it is dropped."""
 ON_STACK = 0.1
 """Stack pitches within which another of a doubted sighting's lines ends on a stack: that one is
 the tile's own (with labels within 0.05)."""
+SHALLOW = 0.4
+"""The sine of the angle to the stacks' row under which a block's line back to the row cannot
+tell the stacks apart: there a tile seen a millimetre off its path moves where its line meets
+the row by 1/sine of that, and a tile in flight is boxed a few millimetres off. Flights to the
+boxes at the row's ends (1 and 8) meet it at 14-16 degrees (sine 0.23-0.27); from pixels their
+lines ended one or two stacks off the right ones in rounds 700126, 730089 and 730100 (false
+alerts). The lines that caught swapped blocks in the 231 rounds met the row at sine 0.53 or
+more."""
 FITS_OTHER = 0.1
 """Stack pitches, on average over a block's sightings, within which their lines end on another
 group's stacks for the block to count as that group's (`_lifted_for_another`): with labels a
@@ -344,9 +358,8 @@ class Round:
     required_first: int | None = None
     first_seen: int | None = None
     served: dict[int, float] = field(default_factory=dict)  # position -> arrival time
-    columns: list[float] = field(default_factory=list)  # stack x positions (mm)
-    row: float = 0.0
-    """Where the stacks' row lies across the table (mm)."""
+    places: list[NDArray[np.float64]] = field(default_factory=list)
+    """Where each of the eight stacks stood when all were first seen, along the row (mm)."""
     in_flight: list[tuple[float, NDArray[np.float64], float]] = field(default_factory=list)
     """(time, place, the detector's confidence) of each face-down tile seen in no zone since
     the stacks stood: blocks on their way to the positions."""
@@ -364,6 +377,16 @@ class Round:
     faces_seen: Counter[str] = field(default_factory=Counter)
     short_hands: dict[str, int] = field(default_factory=dict)
     closed_checks: bool = False
+
+    @property
+    def columns(self) -> list[float]:
+        """The stacks' places along the row (mm)."""
+        return [float(p[0]) for p in self.places]
+
+    @property
+    def row(self) -> float:
+        """Where the stacks' row lies across the table (mm)."""
+        return float(np.median([p[1] for p in self.places]))
 
 
 class RoundFollower:
@@ -612,9 +635,8 @@ class RoundFollower:
         """The stacks' places along the stacking area, once all eight stand."""
         round_ = self.round
         assert round_ is not None
-        if len(view.stack_xy) == 8 and not round_.columns:
-            round_.columns = sorted(float(p[0]) for p in view.stack_xy)
-            round_.row = float(np.median([p[1] for p in view.stack_xy]))
+        if len(view.stack_xy) == 8 and not round_.places:
+            round_.places = sorted(view.stack_xy, key=lambda p: float(p[0]))
 
     def _watch_delivery(self, t: float, view: View, out: list[Raised]) -> None:
         round_ = self.round
@@ -723,8 +745,12 @@ class RoundFollower:
             return all(any(np.linalg.norm(p - q) < 6.0 for q in frame) for frame in previous)
 
         still = [(p, sure) for p, sure in view.stacks if lay_still(p)]
-        for stack, x in enumerate(round_.columns):
-            sure = [c for p, c in still if abs(p[0] - x) < pitch / 2]
+        for stack, (place, x) in enumerate(zip(round_.places, round_.columns, strict=True)):
+            sure = [
+                c
+                for p, c in still
+                if abs(p[0] - x) < pitch / 2 and np.linalg.norm(p - place) <= STACK_PLACE
+            ]
             if sure:
                 round_.standing.setdefault(stack, []).append((t, max(sure)))
 
@@ -1252,13 +1278,16 @@ def _somewhere_new(
 def _home(xy: NDArray[np.float64], spot: NDArray[np.float64], row: float) -> float:
     """Where on the stacks' row (its x) a tile seen at `xy` in flight to `spot` was lifted:
     the line from the spot through the sighting, back to the row. Infinite for a sighting
-    that is not in the first half of a flight from the row."""
+    that is not in the first half of a flight from the row, or whose line meets the row too
+    flat to tell its stacks apart (`SHALLOW`)."""
     dy = xy[1] - spot[1]
     if abs(dy) < 1e-6:
         return float("inf")
     x = spot[0] + (xy[0] - spot[0]) * (row - spot[1]) / dy
     home = np.array([x, row])
     if np.linalg.norm(xy - home) > 0.5 * np.linalg.norm(spot - home):
+        return float("inf")
+    if abs(xy[1] - row) < SHALLOW * np.linalg.norm(xy - home):
         return float("inf")
     return float(x)
 
