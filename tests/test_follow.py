@@ -21,6 +21,7 @@ from vision.follow import (
     Round,
     RoundFollower,
     Streak,
+    View,
     _gone_by,
     _home,
     _lifted_elsewhere,
@@ -708,6 +709,49 @@ def test_unknown_cut_in_table_yaml_is_refused(fixture_round) -> None:  # type: i
     with pytest.raises(ValueError, match="unknown cut"):
         TableConfig.model_validate(data)
     assert np.isfinite(np.asarray(table.homography)).all()
+
+
+def _carried_alerts(table: TableConfig, tiles: list[list[tuple[float, float, str] | None]]) -> set:  # type: ignore[type-arg]
+    """The positions swapped hands are alerted at, for face-down tiles seen frame by frame at
+    (x, y) table mm in a zone (None: unseen), boxes 3-5 served."""
+    follower = RoundFollower(table)
+    follower.round = Round(0, 0.0, True, Phase.SETTING, served={3: 1.0, 4: 1.6, 5: 2.3})
+    out: list = []  # type: ignore[type-arg]
+    for k in range(max(len(path) for path in tiles)):
+        seen = [path[k] for path in tiles if k < len(path) and path[k] is not None]
+        backs_xy = [(np.array([x, y]), zone, 0.9) for x, y, zone in seen]  # type: ignore[misc]
+        view = View(len(seen), 0, 0, len(seen), {}, {}, [], backs_xy, [], [], [])
+        follower._watch_carried(k / 10, view, out)
+    return {r.record.position for r in out}
+
+
+def _carried(unseen: range = range(0), y: float = 700.0, last: float = 250.0) -> list:  # type: ignore[type-arg]
+    """A tile lying in box 3 (x 0), carried 25 mm a frame into box 4 (from x 125), put down."""
+    xs = [0.0] * 3 + [min(25.0 * k, last) for k in range(1, 11)] + [last] * 3
+    return [None if k in unseen else (x, y, "p3" if x < 125 else "p4") for k, x in enumerate(xs)]
+
+
+HIDDEN = [(150.0, 728.0, "p4")] * 8 + [None] * 4 + [(150.0, 728.0, "p4")] * 4
+"""Box 4's own tile, hidden while a hand is put down 28 mm from it."""
+
+
+@pytest.mark.parametrize(
+    ("tiles", "positions"),
+    [
+        ([_carried()], {3}),
+        ([_carried(unseen=range(7, 9))], {3}),
+        ([_carried(unseen=range(7, 10))], {3}),
+        ([_carried(unseen=range(8, 10), last=150.0), HIDDEN], {3}),
+    ],
+    ids=["seen", "unseen two frames", "unseen three frames", "put down by a hidden tile"],
+)
+def test_a_carried_tile_keeps_the_box_it_left(fixture_round, tiles: list, positions: set) -> None:  # type: ignore[no-untyped-def,type-arg]
+    """A hand carried into another box is a swap (position 3 of 3 and 4) though the tile is
+    missed a frame or three on the way (two hands passing each other: round 700120). Put down
+    nearer a tile of that box's own, hidden meanwhile, than to where it was heading, it is not
+    taken for that tile (700164: hands carried across box 6 took its tiles' place)."""
+    _, table = fixture_round
+    assert _carried_alerts(table, tiles) == positions
 
 
 @pytest.mark.parametrize(

@@ -50,6 +50,10 @@ STEADY = 3
 """Frames a sighting must hold before it counts (0.3 s at 10 analysed frames a second)."""
 CARRIED_STEP = 150.0
 """Millimetres a carried tile may move between analysed frames and still be the same tile."""
+CARRIED_GAP = 3
+"""Frames a carried tile may go unseen and still be followed where it was heading: two hands
+carried past each other are each missed a frame or two where they cross (round 700120), and a
+tile found again must keep the box it left."""
 RESTING = 20.0
 """Millimetres a face-down tile may move between analysed frames and still be lying where it
 is: a hand carried over a box on its way elsewhere (the bank's hand to the bank area) has not
@@ -333,6 +337,17 @@ class Track:
     origin: str
     """The zone it last lay still in (for a tile in transit, the one it left)."""
     velocity: NDArray[np.float64]
+    unseen: int = 0
+    """Frames since it was last seen (`CARRIED_GAP`)."""
+
+    @property
+    def reach(self) -> float:
+        """How far from where it should be a tile found is this one. A tile lying still when
+        last seen lies there still under the hand that hides it: a tile carried over it is
+        another (round 700164: hands carried across box 6 hid its tiles and took their place)."""
+        if self.unseen and float(np.linalg.norm(self.velocity)) <= RESTING:
+            return RESTING
+        return CARRIED_STEP
 
 
 @dataclass
@@ -670,13 +685,15 @@ class RoundFollower:
             (distance, i, j)
             for i, (xy, _, _) in enumerate(view.backs_xy)
             for j, track in enumerate(previous)
-            if (distance := float(np.linalg.norm(xy - (track.xy + track.velocity)))) <= CARRIED_STEP
+            if (distance := float(np.linalg.norm(xy - (track.xy + track.velocity)))) <= track.reach
         )
         matched = {i: previous[j] for i, j in pairs.items()}
         current = []
         for i, (xy, zone, sure) in enumerate(view.backs_xy):
             before = matched.get(i)
-            velocity = xy - before.xy if before is not None else np.zeros(2)
+            velocity = np.zeros(2)
+            if before is not None:  # over the frames since it was last seen
+                velocity = (xy - before.xy + before.unseen * before.velocity) / (before.unseen + 1)
             origin = before.origin if before is not None else zone
             if zone and (before is None or float(np.linalg.norm(velocity)) <= RESTING):
                 if (
@@ -699,6 +716,12 @@ class RoundFollower:
                     )
                 origin = zone
             current.append(Track(xy, zone, origin, velocity))
+        continued = set(pairs.values())
+        current += [
+            replace(track, xy=track.xy + track.velocity, unseen=track.unseen + 1)
+            for j, track in enumerate(previous)
+            if j not in continued and track.unseen < CARRIED_GAP
+        ]
         self.carried = current
 
     def _first_position(self, position: int, since: float, t: float, out: list[Raised]) -> None:
