@@ -477,6 +477,7 @@ def test_stacks_each_group_takes_tiles_from(
         # to a box at the row's end, 16 degrees: a millimetre off moves it 3.6 along the row
         ((50 + 0.3 * 650, 210 + 0.3 * 190), (700, 400), float("inf")),
         ((300, 400), (700, 400), float("inf")),  # level with where it landed
+        ((50 - 0.1 * 250, 210 - 0.1 * 390), (300, 600), float("inf")),  # the dealer's side
     ],
 )
 def test_a_block_in_flight_is_traced_back_to_the_stacks_row(

@@ -1302,9 +1302,11 @@ def _home(xy: NDArray[np.float64], spot: NDArray[np.float64], row: float) -> flo
     """Where on the stacks' row (its x) a tile seen at `xy` in flight to `spot` was lifted:
     the line from the spot through the sighting, back to the row. Infinite for a sighting
     that is not in the first half of a flight from the row, or whose line meets the row too
-    flat to tell its stacks apart (`SHALLOW`)."""
+    flat to tell its stacks apart (`SHALLOW`). A tile beyond the row, on the dealer's side, is
+    not on its way to a box (740024, 740056: tiles moved there while a block flew made false
+    alerts)."""
     dy = xy[1] - spot[1]
-    if abs(dy) < 1e-6:
+    if abs(dy) < 1e-6 or (xy[1] - row) * (spot[1] - row) <= 0:
         return float("inf")
     x = spot[0] + (xy[0] - spot[0]) * (row - spot[1]) / dy
     home = np.array([x, row])
