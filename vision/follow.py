@@ -757,23 +757,19 @@ class RoundFollower:
     ) -> None:
         """Which stacks stand in this frame, from the dice on: the first block may fly before
         the follower sees a box served. Only tiles lying still for `STILL_FRAMES` count: a
-        block carried over the stacks is not a stack."""
+        block carried over the stacks is not a stack; and only where a stack stood
+        (`STACK_PLACE`): something boxed beside that place is not the stack."""
         round_ = self.round
         assert round_ is not None
         if len(previous) < STILL_FRAMES - 1:
             return
-        pitch = float(np.median(np.diff(round_.columns)))
 
         def lay_still(p: NDArray[np.float64]) -> bool:
             return all(any(np.linalg.norm(p - q) < 6.0 for q in frame) for frame in previous)
 
         still = [(p, sure) for p, sure in view.stacks if lay_still(p)]
-        for stack, (place, x) in enumerate(zip(round_.places, round_.columns, strict=True)):
-            sure = [
-                c
-                for p, c in still
-                if abs(p[0] - x) < pitch / 2 and np.linalg.norm(p - place) <= STACK_PLACE
-            ]
+        for stack, place in enumerate(round_.places):
+            sure = [c for p, c in still if np.linalg.norm(p - place) <= STACK_PLACE]
             if sure:
                 round_.standing.setdefault(stack, []).append((t, max(sure)))
 
