@@ -475,7 +475,7 @@ class RoundFollower:
             if any(view.backs.get(z, 0) for z in PLAYER_ZONES):
                 self._enter(Phase.DELIVERY, t)
                 phase = Phase.DELIVERY
-        if phase in (Phase.DICE, Phase.DELIVERY) and current.columns:
+        if phase in (Phase.DICE, Phase.DELIVERY) and current.places:
             self._note_flight(t, view)
             self._note_standing(t, view, previous)
         if phase == Phase.DELIVERY:
@@ -666,7 +666,7 @@ class RoundFollower:
                 round_.landed[position] = [xy for xy, z, _ in view.backs_xy if z == zone]
                 if round_.first_seen is None and len(round_.served) == 1:
                     self._first_position(position, streak.since, t, out)
-        if round_.columns and round_.first_seen is not None:
+        if round_.places and round_.first_seen is not None:
             self._check_stacks(t, out)
             self._trace_blocks(t, out)
 
@@ -812,6 +812,7 @@ class RoundFollower:
         round_ = self.round
         assert round_ is not None
         arrivals = sorted(round_.served.values())
+        columns, row = round_.columns, round_.row  # derived: once, not per sighting
         while round_.traced < len(arrivals):
             group = round_.traced = round_.traced + 1
             since = arrivals[group - 2] if group > 1 else -np.inf
@@ -821,10 +822,10 @@ class RoundFollower:
             homes = []
             for seen, xy, sure in round_.in_flight:
                 if since < seen < arrivals[group - 1]:
-                    homes.append((seen, sure, [_home(xy, spot, round_.row) for spot in spots]))
+                    homes.append((seen, sure, [_home(xy, spot, row) for spot in spots]))
             others = [self.judge.stacks_of(g) for g in range(1, 9) if g != group]
-            away = _lifted_elsewhere(homes, round_.columns, stacks) or _lifted_for_another(
-                homes, round_.columns, stacks, others
+            away = _lifted_elsewhere(homes, columns, stacks) or _lifted_for_another(
+                homes, columns, stacks, others
             )
             if not away:
                 continue
