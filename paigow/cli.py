@@ -357,10 +357,8 @@ def cmd_detect(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     import importlib.util
 
-    if importlib.util.find_spec("ultralytics") is None:
-        raise UsageError("training needs the [train] extra: see README (torch, then ultralytics)")
     from vision.train import (
-        checkpoint_from_onnx,
+        MINED_ROUNDS,
         prepare_detector,
         prepare_flatness,
         prepare_reader,
@@ -379,16 +377,17 @@ def cmd_train(args: argparse.Namespace) -> int:
     weights = Path(args.weights) if args.weights else None
     if weights and not weights.is_file():
         raise UsageError(f"no checkpoint at {weights}")
+    if not 0 <= args.rounds <= MINED_ROUNDS:
+        raise UsageError(f"--rounds: 0 to {MINED_ROUNDS} (later seeds are held out for "
+                         "benchmarks/false_faces.py)")  # fmt: skip
+    if importlib.util.find_spec("ultralytics") is None:
+        raise UsageError("training needs the [train] extra: see README (torch, then ultralytics)")
     if args.stage in ("detector", "both"):
         prepared = prepare_detector(datasets, out)
-        if weights and weights.suffix == ".onnx":
-            shown = sorted((prepared.parent / "images" / "train").glob("*.jpg"))
-            sample = shown[:: max(1, len(shown) // 256)]
-            try:
-                weights = checkpoint_from_onnx(weights, sample, out / "detector-from-onnx.pt")
-            except ValueError as error:
-                raise UsageError(str(error)) from error
-        onnx = train_detector(prepared, out, args.epochs, args.hours, weights=weights)
+        going_on = _going_on(
+            weights, prepared.parent / "images" / "train", out / "detector-from-onnx.pt"
+        )
+        onnx = train_detector(prepared, out, args.epochs, args.hours, weights=going_on)
         print(f"detector: {onnx}")
         print(f"detector, 8-bit: {_quantize(onnx, datasets, onnx.with_name('detector-int8.onnx'))}")
     if args.stage in ("reader", "both"):
@@ -396,13 +395,15 @@ def cmd_train(args: argparse.Namespace) -> int:
         if args.rounds:
             mined = prepare_round_crops(crops, args.rounds)
             print(f"crops from {args.rounds} simulated rounds: {sum(mined.values())}")
-        onnx = train_reader(crops, out, args.reader_epochs,
-                            weights=weights if args.stage == "reader" else None)  # fmt: skip
+        going_on = (_going_on(weights, crops / "train", out / "reader-from-onnx.pt")
+                    if args.stage == "reader" else None)  # fmt: skip
+        onnx = train_reader(crops, out, args.reader_epochs, weights=going_on)
         print(f"reader: {onnx}")
     if args.stage == "flatness":
         crops = prepare_flatness(datasets, out)
+        going_on = _going_on(weights, crops / "train", out / "flatness-from-onnx.pt")
         onnx = train_reader(crops, out, args.reader_epochs, name="flatness", flips=True,
-                            weights=weights)  # fmt: skip
+                            weights=going_on)  # fmt: skip
         print(f"flatness reader: {onnx}")
     if args.stage in ("refiner", "refiner-2"):
         stage = 1 if args.stage == "refiner" else 2
@@ -410,6 +411,21 @@ def cmd_train(args: argparse.Namespace) -> int:
         onnx = train_refiner(data, out, args.reader_epochs, stage=stage)
         print(f"{args.stage}: {onnx}")
     return 0
+
+
+def _going_on(weights: Path | None, shown: Path, out: Path) -> Path | None:
+    """The checkpoint a stage goes on from: an exported model (`models/*.onnx`) rebuilt as one,
+    its norms measured on 256 of the training images under `shown`."""
+    if weights is None or weights.suffix != ".onnx":
+        return weights
+    from vision.train import checkpoint_from_onnx
+
+    images = sorted(p for p in shown.rglob("*") if p.suffix in (".jpg", ".png"))
+    try:
+        rebuilt: Path = checkpoint_from_onnx(weights, images[:: max(1, len(images) // 256)], out)
+    except ValueError as error:
+        raise UsageError(str(error)) from error
+    return rebuilt
 
 
 def cmd_quantize(args: argparse.Namespace) -> int:
@@ -818,7 +834,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--weights",
         help="start the stage's model from this checkpoint (.pt; with `both`, the detector's); "
         "a reader checkpoint with other classes passes on all but its last layer; the detector "
-        "also goes on from an exported one (models/detector.onnx)",
+        "and the reader also go on from an exported one (models/detector.onnx, "
+        "models/reader.onnx)",
     )
     sub.add_argument("--reader-epochs", type=int, default=12)
     sub.add_argument(

@@ -93,6 +93,9 @@ def test_check_setting_reports_expected_and_clause() -> None:
         (["quantize", str(ROOT / "models" / "reader.onnx"), "--data", str(ROOT / "docs")],
          "no training frames"),
         (["synth", "dataset", "--n", "1", "--out", "x", "--cocked-dice", "2"], "--cocked-dice"),
+        (["train", "--data", str(ROOT / "tests" / "fixtures" / "images"), "--rounds", "101"],
+         "--rounds: 0 to 100"),
+        (["train", "--data", str(ROOT / "docs")], "not a `paigow synth dataset` folder"),
         (["no-such-command"], "no-such-command"),
     ],
 )  # fmt: skip
