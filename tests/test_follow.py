@@ -830,6 +830,24 @@ def test_a_cached_round_is_followed_as_the_rendered_one(
     assert run_round(job).raised == ["foreign-tile"] and len(list(tmp_path.iterdir())) == 2
 
 
+def test_chosen_rounds_are_followed_alone_and_reported_a_line_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Reading one round closely needs no run over all of them, and must not overwrite the
+    report of all of them."""
+    report = tmp_path / "accuracy.md"
+    argv = ["--rounds", "30", "--out", str(report), "--json", str(tmp_path / "rounds.json")]
+    assert accuracy.main([*argv, "--seeds", "700010"]) == 0
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert printed == ["700010 rws-2018 house-way-violation: raised house-way-violation "
+                       "(1.00, 0.5 s); hands 8/8"]  # fmt: skip
+    assert not report.exists()
+    assert [o["seed"] for o in json.loads((tmp_path / "rounds.json").read_text())] == [700010]
+    with pytest.raises(SystemExit):
+        accuracy.main([*argv, "--seeds", "700030"])
+    assert "700030: not among the planned rounds 700000-700029" in capsys.readouterr().err
+
+
 def test_a_wrong_hand_size_is_timed_from_the_hand_of_five() -> None:
     """A hand of five shows a wrong size as it is exposed; a hand of three may be a missing
     tile until every hand is exposed. Timed from the later of the two, this round's alert came

@@ -443,6 +443,19 @@ def _confidence_line(outcomes: list[Outcome]) -> str:
     return line + "."
 
 
+def one_line(outcome: Outcome) -> str:
+    """A round's outcome as a reader of single rounds wants it: what was injected, what was
+    raised, how late and how sure."""
+    raised = ", ".join(
+        f"{kind} ({outcome.confidence.get(kind, 0):.2f}"
+        + (f", {outcome.latency[kind]:.1f} s)" if kind in outcome.latency else ")")
+        for kind in outcome.raised
+    )
+    return (f"{outcome.seed} {outcome.rules} {outcome.injected or 'clean'}: "
+            f"raised {raised or 'nothing'}; hands {outcome.hands_exact}/{outcome.hands_checked}"
+            + (f"; error: {outcome.error}" if outcome.error else ""))  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=330)
@@ -459,6 +472,12 @@ def main(argv: list[str] | None = None) -> int:
         default="labels",
         help=f"{REUSE}: the models looking again only where the frame changed",
     )
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        help="follow only these of the planned rounds and print what each raised (no report)",
+    )
     parser.add_argument("--resolution", default="1280x720")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out", default="docs/accuracy.md")
@@ -470,20 +489,27 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     width, height = (int(v) for v in args.resolution.split("x"))
-    jobs = [
-        (*job, args.source, (width, height), args.cache)
-        for job in plan_rounds(args.rounds, args.clean_share, args.first_seed)
-    ]
+    planned = plan_rounds(args.rounds, args.clean_share, args.first_seed)
+    if args.seeds:
+        unknown = sorted(set(args.seeds) - {seed for seed, _, _ in planned})
+        if unknown:
+            parser.error(f"--seeds {' '.join(map(str, unknown))}: not among the planned rounds "
+                         f"{args.first_seed}-{args.first_seed + args.rounds - 1}")  # fmt: skip
+        planned = [job for job in planned if job[0] in args.seeds]
+    jobs = [(*job, args.source, (width, height), args.cache) for job in planned]
     started = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
         outcomes = list(
             tqdm(pool.map(run_round, jobs), total=len(jobs), desc="rounds", unit="round")
         )
     wall = time.perf_counter() - started
-    command = "python3 -m vision.accuracy " + " ".join(sys.argv[1:] if argv is None else argv)
-    Path(args.out).write_text(report(outcomes, args.source, (width, height), command, wall))
     if args.json:
         Path(args.json).write_text(json.dumps([o.__dict__ for o in outcomes], indent=1))
+    if args.seeds:
+        print("\n".join(map(one_line, outcomes)))
+        return 0
+    command = "python3 -m vision.accuracy " + " ".join(sys.argv[1:] if argv is None else argv)
+    Path(args.out).write_text(report(outcomes, args.source, (width, height), command, wall))
     print(Path(args.out).read_text())
     return 0
 
