@@ -820,8 +820,8 @@ class RoundFollower:
             spots = round_.landed.get(position) or [self.locate.zones[f"p{position}"].mean(0)]
             stacks = self.judge.stacks_of(group)
             homes = []
-            for seen, xy, sure in round_.in_flight:
-                if since < seen < arrivals[group - 1]:
+            for seen, xy, sure in round_.in_flight:  # from the frame the block before landed
+                if since <= seen < arrivals[group - 1]:
                     homes.append((seen, sure, [_home(xy, spot, row) for spot in spots]))
             others = [self.judge.stacks_of(g) for g in range(1, 9) if g != group]
             away = _lifted_elsewhere(homes, columns, stacks) or _lifted_for_another(
@@ -1270,15 +1270,17 @@ def _apart(x: float, columns: list[float], chosen: Iterable[int]) -> float:
 def _gone_by(group: int, arrivals: list[float], flying: list[float]) -> float | None:
     """When the stacks a group empties must be gone: once its block has arrived, or sooner,
     once a block has been seen in flight (`flying`) in two frames since the group before it
-    arrived. A dealer who lifts the next block as the last one lands leaves a stack taken out
-    of turn standing only while that block flies: neighbouring stacks swapped in
+    arrived (the frame it arrived in too: a tile out of the boxes then is the next block,
+    lifted as the last one landed; 700101's was, and its swap was alerted 1.2 s after the lift
+    instead of 0.8). A dealer who lifts the next block as the last one lands leaves a stack
+    taken out of turn standing only while that block flies: neighbouring stacks swapped in
     `yat-dong-dong` (round 710156, to the far boxes) stood 0.7 s into the wrong flight and were
     gone before it landed. None while neither has happened."""
     if group > len(arrivals) + 1:
         return None
     since = arrivals[group - 2] if group > 1 else -np.inf
     arrived = arrivals[group - 1] + LATE if group <= len(arrivals) else np.inf
-    seen = [s for s in flying if since < s]
+    seen = [s for s in flying if since <= s]
     gone = min(seen[1] if len(seen) >= 2 else np.inf, arrived)
     return None if gone == np.inf else float(gone)
 
