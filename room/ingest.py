@@ -4,7 +4,9 @@ Subscribes through an MQTT v5 shared subscription (`$share/<group>/…`), so sev
 workers split the load; each message is stored once by its id (redeliveries are dropped) and a
 jump in a table's sequence numbers is stored as a `sequence-gap` alert of its own. A message is
 acknowledged to the broker only after it is committed, so a crash mid-way means a redelivery,
-not a loss.
+not a loss. Each box's retained status and periodic health report are read by every worker
+(a plain subscription: the broker hands retained messages to no shared one) and kept as the
+table's last word on its health, for the live board.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
+from edge.messages import Health, Status
 from room.store import Store, StoreError
 
 log = logging.getLogger("paigow.ingest")
@@ -54,7 +57,8 @@ class Ingest:
         gap_grace_s: float = 30.0,
     ) -> None:
         self.store = store
-        self.topics = [f"$share/{group}/{prefix}/+/+/alert", f"$share/{group}/{prefix}/+/+/round"]
+        self.topics = [f"$share/{group}/{prefix}/+/+/alert", f"$share/{group}/{prefix}/+/+/round",
+                       f"{prefix}/+/+/status", f"{prefix}/+/+/health"]  # fmt: skip
         self.stats = IngestStats()
         self.batch = batch
         self.gap_grace_s = gap_grace_s
@@ -123,6 +127,9 @@ class Ingest:
         envelopes: list[dict[str, Any]] = []
         readable: list[mqtt.MQTTMessage] = []
         for message in messages:
+            if message.topic.endswith(("/status", "/health")):
+                self._note(message)
+                continue
             try:
                 envelopes.append(json.loads(message.payload))
                 readable.append(message)
@@ -139,3 +146,18 @@ class Ingest:
                 self.stats.duplicates += 1
         for message in messages:  # acknowledged only once committed
             self.client.ack(message.mid, message.qos)
+
+    def _note(self, message: mqtt.MQTTMessage) -> None:
+        """A box's status or health report, kept as its table's last word (never an error to
+        stop for: a malformed one is logged and dropped)."""
+        _, site, table_id, kind = message.topic.rsplit("/", 3)
+        try:
+            if kind == "status":
+                status = Status.model_validate_json(message.payload)
+                self.store.note_status(site, table_id, status.state)
+            else:
+                report = Health.model_validate_json(message.payload)
+                self.store.note_health(site, report.model_dump(mode="json"))
+        except ValueError as error:
+            self.stats.rejected += 1
+            log.error("malformed %s on %s: %s", kind, message.topic, str(error).splitlines()[0])

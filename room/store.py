@@ -2,8 +2,9 @@
 PostgreSQL (by URL), the same code for both; the schema is made by Alembic migrations.
 
 Tables: tables (each box's last sequence number), messages (every message id ever stored, for
-idempotent ingest), rounds, hands, alerts, evidence (JPEG, subject to retention), users, and
-audit (append-only: the store has no way to change or delete an audit row).
+idempotent ingest), rounds, hands, alerts, evidence (JPEG, subject to retention), users,
+audit (append-only: the store has no way to change or delete an audit row), and table_health
+(each box's last status and health report, for the live board).
 """
 
 from __future__ import annotations
@@ -148,6 +149,55 @@ class AuditRow(Base):
     action: Mapped[str] = mapped_column(String(32))
     alert_id: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
     note: Mapped[str] = mapped_column(Text, default="")
+
+
+class TableHealthRow(Base):
+    __tablename__ = "table_health"
+    table_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    site: Mapped[str] = mapped_column(String(64), default="")
+    state: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    """`online`, or `offline`: the broker's last will for a box that went away."""
+    state_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    reported_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    """The box's clock when it wrote the newest health report stored."""
+    received_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    camera: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    broker_connected: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    outbox_depth: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    analysis_fps: Mapped[float | None] = mapped_column(Float, nullable=True)
+    alarms: Mapped[list[str]] = mapped_column(JSON, default=list)
+
+
+SILENT_AFTER_S = 35.0
+"""A box reports its health every 10 s by default: one not heard from for three reports and a
+little is silent (its network, its power, or the box itself)."""
+
+
+@dataclass(frozen=True)
+class TableCondition:
+    """What the live board says of one table, worst first: offline, silent, alarms, ok."""
+
+    table_id: str
+    level: str
+    """`offline`, `silent`, `alarm` or `ok`."""
+    text: str
+
+
+def table_condition(
+    row: TableHealthRow, now: float, silent_after_s: float = SILENT_AFTER_S
+) -> TableCondition:
+    """A table's condition from its last status and health report."""
+    if row.state == "offline":
+        return TableCondition(row.table_id, "offline", "offline: the box left the broker")
+    heard = row.received_at if row.received_at is not None else row.state_at
+    if heard is None or now - heard > silent_after_s:
+        silent = "never reported" if heard is None else f"silent for {now - heard:.0f} s"
+        return TableCondition(row.table_id, "silent", silent)
+    if row.alarms:
+        return TableCondition(row.table_id, "alarm", ", ".join(row.alarms))
+    if row.received_at is None:
+        return TableCondition(row.table_id, "ok", "online, no health report yet")
+    return TableCondition(row.table_id, "ok", f"camera {row.camera}, {row.analysis_fps} frames/s")
 
 
 @dataclass(frozen=True)
@@ -399,6 +449,42 @@ class Store:
         )
 
     # -- reading -------------------------------------------------------------------------------
+
+    def note_health(self, site: str, report: dict[str, Any], now: float | None = None) -> None:
+        """Keep a table's newest health report (`edge.messages.Health`, validated by the
+        caller); an older one arriving late is ignored."""
+        now = time.time() if now is None else now
+        table_id = str(report["table_id"])
+        with self.session() as s:
+            s.execute(self._insert_ignore(TableHealthRow), [{"table_id": table_id, "site": site}])
+            row = s.get(TableHealthRow, table_id, with_for_update=True)
+            assert row is not None
+            if row.reported_at is not None and row.reported_at > float(report["at"]):
+                return
+            row.reported_at, row.received_at = float(report["at"]), now
+            row.camera, row.broker_connected = report["camera"], bool(report["broker_connected"])
+            row.outbox_depth, row.analysis_fps = int(report["outbox_depth"]), report["analysis_fps"]
+            row.alarms = list(report["alarms"])
+
+    def note_status(self, site: str, table_id: str, state: str, now: float | None = None) -> None:
+        """Keep a table's retained status: `offline` is the broker's last will for its box."""
+        now = time.time() if now is None else now
+        with self.session() as s:
+            s.execute(self._insert_ignore(TableHealthRow), [{"table_id": table_id, "site": site}])
+            row = s.get(TableHealthRow, table_id, with_for_update=True)
+            assert row is not None
+            row.state, row.state_at = state, now
+
+    def table_conditions(
+        self, now: float | None = None, silent_after_s: float = SILENT_AFTER_S
+    ) -> list[TableCondition]:
+        """Every table that has reported, worst first."""
+        now = time.time() if now is None else now
+        with self.session() as s:
+            rows = s.scalars(select(TableHealthRow).order_by(TableHealthRow.table_id)).all()
+            found = [table_condition(row, now, silent_after_s) for row in rows]
+        order = ("offline", "silent", "alarm", "ok")
+        return sorted(found, key=lambda c: order.index(c.level))
 
     def alerts(
         self,

@@ -9,6 +9,7 @@ log. Login with roles (viewer, reviewer, admin); every form carries a CSRF token
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import json
 import secrets
@@ -33,7 +34,9 @@ class LoginRequiredError(Exception):
     pass
 
 
-def create_app(store: Store, secret: str, *, poll_s: float = 0.5) -> FastAPI:
+def create_app(
+    store: Store, secret: str, *, poll_s: float = 0.5, tables_every_s: float = 5.0
+) -> FastAPI:
     app = FastAPI(title="paigow surveillance room", docs_url=None, redoc_url=None)
     app.add_middleware(
         SessionMiddleware,
@@ -77,7 +80,7 @@ def create_app(store: Store, secret: str, *, poll_s: float = 0.5) -> FastAPI:
 
     @app.exception_handler(LoginRequiredError)
     async def _login_first(request: Request, exc: LoginRequiredError) -> Response:
-        if request.url.path.startswith(("/events", "/evidence")):
+        if request.url.path.startswith(("/events", "/evidence", "/tables")):
             return Response("log in first", status_code=401)
         return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
 
@@ -116,7 +119,15 @@ def create_app(store: Store, secret: str, *, poll_s: float = 0.5) -> FastAPI:
         user(request)
         alerts = store.alerts(limit=50)
         last = max((a.serial for a in alerts), default=0)
-        return page(request, "board.html", alerts=alerts, last=last)
+        every_ms = int(tables_every_s * 1000)
+        return page(request, "board.html", alerts=alerts, last=last,
+                    tables=store.table_conditions(), tables_every_ms=every_ms)  # fmt: skip
+
+    @app.get("/tables")
+    def tables(request: Request) -> list[dict[str, str]]:
+        """Each table's condition, worst first, for the live board to refresh."""
+        user(request)
+        return [dataclasses.asdict(c) for c in store.table_conditions()]
 
     @app.get("/events")
     async def events(request: Request, after: int = 0) -> StreamingResponse:

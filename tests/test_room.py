@@ -29,7 +29,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from room.ingest import Ingest
 from room.report import chi2_sf, dice_fairness, write_report
 from room.shift import shift_messages, simulate_shift
-from room.store import Store, StoreError
+from room.store import Store, StoreError, TableHealthRow, table_condition
 from room.web import create_app
 from tests.broker import Broker, free_port
 from tests.postgres import Postgres
@@ -96,7 +96,8 @@ def any_store(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[n
         connection.execute(sqlalchemy.text("ALTER TABLE audit DISABLE TRIGGER audit_no_change"))
         connection.execute(
             sqlalchemy.text(
-                "TRUNCATE audit, users, evidence, alerts, hands, rounds, missing, messages, tables"
+                "TRUNCATE audit, users, evidence, alerts, hands, rounds, missing, messages, "
+                "tables, table_health"
             )
         )
         connection.execute(sqlalchemy.text("ALTER TABLE audit ENABLE TRIGGER audit_no_change"))
@@ -276,6 +277,86 @@ def test_shared_ingest_stores_each_message_once(store: Store, tmp_path: Path) ->
     assert [(g.table_id, g.observed) for g in gaps] == [("t2", "message 7 never arrived")]
 
 
+def health(table: str, at: float, alarms: list[str] | None = None, camera: str = "ok") -> dict:  # type: ignore[type-arg]
+    """A box's health report as `edge.messages.Health` writes it."""
+    return {"table_id": table, "at": at, "camera": camera, "broker_connected": True,
+            "outbox_depth": 0, "free_mb": 900.0, "analysis_fps": 10.0,
+            "alarms": alarms or []}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("state", "heard", "alarms", "level", "text"),
+    [
+        ("online", 95.0, [], "ok", "camera ok, 10.0 frames/s"),
+        ("online", None, [], "ok", "online, no health report yet"),
+        ("online", 95.0, ["camera-lost"], "alarm", "camera-lost"),
+        ("online", 50.0, [], "silent", "silent for 50 s"),
+        (None, None, [], "silent", "never reported"),
+        ("offline", 95.0, ["camera-lost"], "offline", "offline: the box left the broker"),
+    ],
+    ids=["reporting", "no report yet", "an alarm", "silent", "never heard", "its last will"],
+)
+def test_a_tables_condition_is_its_worst_news(
+    state: str | None, heard: float | None, alarms: list[str], level: str, text: str
+) -> None:
+    row = TableHealthRow(table_id="t1", state=state, state_at=(heard or 95.0) if state else None,
+                         received_at=heard,
+                         camera="ok", analysis_fps=10.0, alarms=alarms)  # fmt: skip
+    condition = table_condition(row, now=100.0)
+    assert (condition.level, condition.text) == (level, text)
+
+
+def test_each_table_keeps_its_newest_health_report(any_store: Store) -> None:
+    any_store.note_health("s1", health("t1", 100.0), now=100.5)
+    any_store.note_health("s1", health("t1", 90.0, ["disk-low"]), now=101.0)  # late, older
+    any_store.note_health("s1", health("t2", 100.0, ["camera-lost"], "lost"), now=100.5)
+    any_store.note_status("s1", "t3", "offline", now=100.0)
+    found = {c.table_id: c.level for c in any_store.table_conditions(now=105.0)}
+    assert found == {"t1": "ok", "t2": "alarm", "t3": "offline"}
+    assert [c.table_id for c in any_store.table_conditions(now=105.0)] == ["t3", "t2", "t1"]
+    assert {c.level for c in any_store.table_conditions(now=200.0)} == {"offline", "silent"}
+
+
+def found(store: Store) -> dict[str, tuple[str, str]]:
+    return {c.table_id: (c.level, c.text) for c in store.table_conditions()}
+
+
+def test_ingest_keeps_each_boxs_status_and_health(store: Store, tmp_path: Path) -> None:
+    """The status is retained and published before the room starts; a malformed report is
+    dropped and counted, not a stop."""
+    broker = Broker(tmp_path).start()
+    sender = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="boxes", protocol=mqtt.MQTTv5)
+    sender.connect("127.0.0.1", broker.port)
+    sender.loop_start()
+    stop = threading.Event()
+    worker = Ingest(store, host="127.0.0.1", port=broker.port)
+    thread = threading.Thread(target=worker.run, args=(stop,), daemon=True)
+    try:
+        for table, state in (("t1", "online"), ("t3", "offline")):
+            sender.publish(f"paigow/s1/{table}/status", json.dumps({"state": state}), qos=1,
+                           retain=True).wait_for_publish(5)  # fmt: skip
+        thread.start()
+        assert worker.ready.wait(10)
+        now = time.time()
+        for table, report in (("t1", health("t1", now, ["camera-lost"], "lost")),
+                              ("t2", {"table_id": "t2", "at": "soon"})):  # fmt: skip
+            sender.publish(f"paigow/s1/{table}/health", json.dumps(report), qos=1).wait_for_publish(
+                5
+            )
+        expected = {"t1": ("alarm", "camera-lost"),
+                    "t3": ("offline", "offline: the box left the broker")}  # fmt: skip
+        deadline = time.monotonic() + 20
+        while worker.stats.rejected < 1 or found(store) != expected:
+            assert time.monotonic() < deadline, found(store)
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        thread.join(5)
+        sender.loop_stop()
+        broker.stop()
+    assert worker.stats.rejected == 1
+
+
 # -- the review UI in a real browser -----------------------------------------------------------
 
 
@@ -285,7 +366,7 @@ def server(store: Store):  # type: ignore[no-untyped-def]
     store.add_user("vince", "viewer-pw1", "viewer")
     store.ingest(alert_envelope(1, message_id="old-alert"))
     port = free_port()
-    app = create_app(store, "test-secret-" + "x" * 20, poll_s=0.2)
+    app = create_app(store, "test-secret-" + "x" * 20, poll_s=0.2, tables_every_s=0.2)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -346,6 +427,24 @@ def test_reviewer_sees_a_new_alert_live_and_acknowledges_it(server, browser, sto
     log = browser.find_element(By.ID, "audit-log").text
     assert "rita acknowledge" in log and "pit boss called" in log
     assert store.alert("new-alert").status == "acknowledged"
+
+
+def test_the_board_shows_each_tables_health_live(server, browser, store: Store) -> None:  # type: ignore[no-untyped-def]
+    log_in(browser, server, "vince", "viewer-pw1")
+    time.sleep(0.5)  # two refreshes of an empty list
+    assert browser.find_element(By.ID, "tables").text == "no table has reported yet"
+    store.note_health("s1", health("pgt-07", time.time()))
+    store.note_health("s1", health("pgt-09", time.time(), ["camera-lost"], "lost"))
+    WebDriverWait(browser, 10).until(
+        expected_conditions.presence_of_element_located((By.CSS_SELECTOR, "#tables .table-alarm"))
+    )
+    shown = browser.execute_script(  # at once: the list is redrawn five times a second
+        "return [...document.querySelectorAll('#tables li')]"
+        ".map(li => [li.className, li.textContent])"
+    )
+    assert shown == [["table-alarm", "pgt-09 camera-lost"],
+                     ["table-ok", "pgt-07 camera ok, 10.0 frames/s"]]  # fmt: skip
+    assert httpx.get(server + "/tables").status_code == 401  # not without logging in
 
 
 def test_a_reviewer_takes_the_least_sure_incidents_first(server, browser, store: Store) -> None:  # type: ignore[no-untyped-def]
