@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
+from vision.detections import Detections
 from vision.detector import DETECTOR_SCALE
 from vision.train import DETECTOR_CROP, _crop_origins, _inside, prepare_detector
 
@@ -141,7 +143,39 @@ def test_round_crops_are_labelled_with_what_lies_under_each_box() -> None:
     hard = np.array([kind == "hard" for kind, _, _ in mined])
     tiles = probs[:, reader._tiles].sum(1)
     face_up = (tiles - probs[:, reader.back_index]) / tiles
-    assert hard.any() and (face_up[hard] >= HARD_FACE - 1e-3).all()  # the reader's own errors
+    assert (face_up[hard] >= HARD_FACE - 1e-3).all()  # the reader's own errors (if any left)
+
+
+class AskedReader:
+    """A reader that says every box shows a face `face_up` sure, and keeps the boxes it read."""
+
+    def __init__(self, face_up: float) -> None:
+        self.face_up, self.asked = face_up, np.zeros((0, 4, 2))
+
+    def read(self, image: np.ndarray, found: Detections) -> Detections:
+        self.asked = found.corners
+        return dataclasses.replace(found, face_up=np.full(len(found), self.face_up))
+
+
+@pytest.mark.parametrize(("face_up", "kept"), [(0.9, True), (0.3, True), (0.29, False)])
+def test_hard_crops_are_boxes_over_no_face_that_the_reader_takes_for_one(
+    face_up: float, kept: bool
+) -> None:
+    from vision.train import HARD_TRIES, ROUND_SEEDS, _iou, hard_crops, round_frames
+
+    rendering, seen = next(  # the dice out among the backs
+        (r, seen)
+        for r, seen in round_frames(ROUND_SEEDS, None, every=1.0, dice=True)
+        if any(t.label.startswith("die-") for t in seen)
+    )
+    reader = AskedReader(face_up)
+    crops = hard_crops(rendering.image, seen, reader, np.random.default_rng(0))  # type: ignore[arg-type]
+    backs = sum(t.label == "back" and t.visible >= 0.9 for t in seen)
+    others = [t.corners for t in seen if t.label != "back"]
+    assert backs >= 8 and others  # the stacks to try around, and dice to keep off
+    assert 0 < len(reader.asked) <= 2 * HARD_TRIES * backs
+    assert all(_iou(box, other) == 0 for box in reader.asked for other in others)
+    assert len(crops) == (len(reader.asked) if kept else 0)
 
 
 def test_refiner_examples_encode_the_true_box_of_what_they_show(tmp_path: Path) -> None:
