@@ -74,6 +74,7 @@ class Ingest:
             client.tls_set(ca_certs=ca_file)
         client.reconnect_delay_set(1, 30)
         client.on_connect = self._on_connect
+        client.on_subscribe = self._on_subscribe
         client.on_message = lambda c, u, message: self._inbox.put(message)
         client.max_inflight_messages_set(1000)
         self.client = client
@@ -91,8 +92,22 @@ class Ingest:
             self.refusal = str(reason)
             log.error("broker refused the ingest login: %s", reason)
             return
-        for topic in self.topics:
-            client.subscribe(topic, qos=1)
+        client.subscribe([(topic, 1) for topic in self.topics])
+
+    def _on_subscribe(
+        self,
+        client: mqtt.Client,
+        userdata: object,
+        mid: int,
+        reasons: list[ReasonCode],
+        properties: Properties | None,
+    ) -> None:
+        """Ready once the broker has the subscriptions: a report sent before then is lost."""
+        refused = [str(reason) for reason in reasons if reason.is_failure]
+        if refused:
+            self.refusal = ", ".join(refused)
+            log.error("broker refused the ingest subscriptions: %s", self.refusal)
+            return
         self.ready.set()
 
     def run(self, stop: threading.Event) -> None:
