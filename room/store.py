@@ -456,9 +456,7 @@ class Store:
         now = time.time() if now is None else now
         table_id = str(report["table_id"])
         with self.session() as s:
-            s.execute(self._insert_ignore(TableHealthRow), [{"table_id": table_id, "site": site}])
-            row = s.get(TableHealthRow, table_id, with_for_update=True)
-            assert row is not None
+            row = self._health_row(s, site, table_id)
             if row.reported_at is not None and row.reported_at > float(report["at"]):
                 return
             row.reported_at, row.received_at = float(report["at"]), now
@@ -470,10 +468,16 @@ class Store:
         """Keep a table's retained status: `offline` is the broker's last will for its box."""
         now = time.time() if now is None else now
         with self.session() as s:
-            s.execute(self._insert_ignore(TableHealthRow), [{"table_id": table_id, "site": site}])
-            row = s.get(TableHealthRow, table_id, with_for_update=True)
-            assert row is not None
+            row = self._health_row(s, site, table_id)
             row.state, row.state_at = state, now
+
+    def _health_row(self, s: Session, site: str, table_id: str) -> TableHealthRow:
+        """A table's health row, made if new, locked for this transaction (several ingest
+        workers note the same reports)."""
+        s.execute(self._insert_ignore(TableHealthRow), [{"table_id": table_id, "site": site}])
+        row = s.get(TableHealthRow, table_id, with_for_update=True)
+        assert row is not None
+        return row
 
     def table_conditions(
         self, now: float | None = None, silent_after_s: float = SILENT_AFTER_S

@@ -90,8 +90,12 @@ def _session(path: Path, threads: int) -> ort.InferenceSession:
 
 
 def _names(session: ort.InferenceSession) -> dict[int, str]:
-    meta = session.get_modelmeta().custom_metadata_map
-    return {int(k): str(v) for k, v in ast.literal_eval(meta["names"]).items()}
+    return names_of(session.get_modelmeta().custom_metadata_map["names"])
+
+
+def names_of(text: str) -> dict[int, str]:
+    """The class names an ultralytics export keeps in its metadata: `{0: 'tile', ...}`."""
+    return {int(k): str(v) for k, v in ast.literal_eval(text).items()}
 
 
 def letterbox(

@@ -23,7 +23,14 @@ from tqdm import tqdm
 
 from vision.crops import CROP, LEAN_MARGIN, canonical, cut
 from vision.detections import Detections
-from vision.detector import DETECTOR_CLASSES, DETECTOR_INPUT, DETECTOR_SCALE, Detector, Reader
+from vision.detector import (
+    DETECTOR_CLASSES,
+    DETECTOR_INPUT,
+    DETECTOR_SCALE,
+    Detector,
+    Reader,
+    names_of,
+)
 from vision.refine import OUTPUTS, REFINE_CROP
 from vision.synth.labels import CLASSES
 from vision.synth.render import Label, Rendering
@@ -547,7 +554,8 @@ def checkpoint_from_onnx(model: Path, images: list[Path], out: Path) -> Path:
     task = meta.get("task", "obb")
     if task not in EXPORTS:
         raise ValueError(f"{model} is a {task} export: only YOLO11n-OBB and -cls ones go on")
-    names = _export_names(meta["names"]) if "names" in meta else list(DETECTOR_CLASSES)
+    names = [n for _, n in sorted(names_of(meta["names"]).items())] if "names" in meta else []
+    names = names or list(DETECTOR_CLASSES)
     yaml, title = EXPORTS[task]
 
     def build() -> torch.nn.Module:
@@ -607,14 +615,6 @@ def checkpoint_from_onnx(model: Path, images: list[Path], out: Path) -> Path:
     args = {"task": task, "imgsz": DETECTOR_CROP if task == "obb" else CROP}
     torch.save({"model": trainable.eval(), "train_args": args}, out)
     return out
-
-
-def _export_names(text: str) -> list[str]:
-    """The class names an ultralytics export keeps in its metadata, `{0: 'tile', ...}`, in order."""
-    import ast
-
-    names = ast.literal_eval(text)
-    return [names[i] for i in sorted(names)]
 
 
 def _onnx_weights(graph) -> dict[str, NDArray[np.float32]]:  # type: ignore[no-untyped-def]
