@@ -17,11 +17,14 @@ from vision import accuracy
 from vision.accuracy import run_round
 from vision.detections import Detections
 from vision.follow import (
+    DOUBTED,
+    FaceTrack,
     Phase,
     Round,
     RoundFollower,
     Streak,
     View,
+    _follow_faces,
     _gone_by,
     _home,
     _lifted_elsewhere,
@@ -258,6 +261,63 @@ def test_a_face_up_tile_in_flight_is_exposed_though_its_face_is_unread(
         return seen.with_labels(seen.labels, reading)
 
     assert new_kinds(name, table, carried) == raised
+
+
+@pytest.mark.parametrize(
+    ("read", "face_up", "strays", "raised"),
+    [
+        (2, 0.95, 0.0, {"exposed-tile-stacking"}),
+        (2, 0.3, 0.0, set()),
+        (0, 0.95, 0.0, set()),
+        (2, 0.95, 30.0, set()),
+    ],
+    ids=["doubted", "taken-for-a-back", "never-read", "strayed"],
+)
+def test_a_washed_face_the_reader_doubts_keeps_its_track(
+    fixture_round, read: int, face_up: float, strays: float, raised: set[str]
+) -> None:  # type: ignore[no-untyped-def]
+    """A washed tile turned up, clear of the washed backs, is read as a face for `read`
+    frames, hidden for one, then doubted (`1-2` at 0.5) while the reader still takes it for
+    face up (`face_up`): its track goes on, so it is exposed once four frames hold it (round
+    700080 from pixels). A doubted sighting starts no track (never read), carries none the
+    reader thinks a back, and none from further than a face lying still could stray (30 px,
+    about 6 cm, where a read face could be carried 8 cm after a frame unseen)."""
+    name, table = fixture_round
+
+    def doubted(t: float, seen: Detections) -> Detections:
+        k = round((t - 0.5) * 10)
+        if not 0 <= k < 8 or k == read:  # a frame under the dealer's hand
+            return seen
+        sure = k < read
+        seen = _with_boxes(seen, _box((440.0 + (0 if sure else strays), 360.0)), 0.8, "1-1")
+        labels = (*seen.labels[:-1], "1-1" if sure else "1-2")
+        reading = np.append(np.ones(len(seen) - 1), 0.9 if sure else 0.5)
+        up = np.append(np.zeros(len(seen) - 1), 1.0 if sure else face_up)
+        return seen.with_labels(labels, reading, None, up)
+
+    assert new_kinds(name, table, doubted) == raised
+
+
+@pytest.mark.parametrize(
+    ("sightings", "followed"),
+    [
+        ([(DOUBTED, 5.0), ("1-1", 20.0)], [("1-1", 20.0, 3)]),
+        ([(DOUBTED, 5.0)], [("1-1", 5.0, 3)]),
+        ([(DOUBTED, 45.0)], [("1-1", 0.0, 2)]),
+        ([("2-2", 5.0)], [("2-2", 5.0, 1), ("1-1", 0.0, 2)]),
+    ],
+    ids=["read-first", "doubted-carries", "doubted-too-far", "other-face"],
+)
+def test_a_doubted_sighting_carries_a_track_only_where_no_face_read_does(
+    sightings: list[tuple[str, float]], followed: list[tuple[str, float, int]]
+) -> None:
+    """A `1-1` followed for two frames at x = 0 mm: a face read near it continues it before a
+    doubted sighting nearer still (which then starts nothing); a doubted sighting alone carries
+    it under its own name within 40 mm; another face starts its own track."""
+    track = FaceTrack("1-1", np.zeros(2), np.zeros(2), "", 2, 0.0, 0.9)
+    faces = [(label, np.array([x, 0.0]), "", 0.9) for label, x in sightings]
+    got = _follow_faces([track], faces, [], 0.2)
+    assert [(f.label, float(f.xy[0]), f.frames) for f in got] == followed
 
 
 @pytest.mark.parametrize(

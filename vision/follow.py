@@ -115,6 +115,10 @@ FITS_BETTER = 0.3
 better than its own: swapped blocks with labels 0.31 (700255, one stack more) to 0.99."""
 UNREAD = "face-up"
 """The face of a face-up tile the reader cannot tell."""
+DOUBTED = "face-up?"
+"""The face of a tile the reader takes for face up (`FACE_SURE`) without being sure of which
+face: such a sighting carries on a face-up tile's track within `FACE_HELD` of it, after the
+faces read, and starts none."""
 UNREAD_FACE = 0.5
 """How sure the detector must be that a tile lies face up for it to count as one while the
 tiles are dealt, though the reader cannot tell its face: a tile exposed in a block in flight
@@ -122,6 +126,16 @@ lies half under the dealer's hand, so the reader doubts it (0.28-0.61 in round 7
 the detector does not (0.50-0.75). Followed through the flight, such a tile is alerted as it
 lands (0.8 s after it showed) instead of four frames later (1.1 s). The washed backs the
 reader takes for faces lie before the dice are read, when this does not apply."""
+FACE_SURE = 0.5
+"""How sure the reader must be that a tile lies face up, whatever its face, for its sighting to
+carry on a face-up tile's track in any phase (`DOUBTED`). Washed tiles turned over under the
+dealer's hand are read under `MIN_READ` for a frame or two while the reader still takes them
+for faces (round 700080: `1-2` at 0.47-0.58, face up 0.95-0.98), so their tracks lapsed and
+they were alerted 1.2 s after they showed. Over the 451 rounds from pixels, carrying tracks so
+took 700080 to 0.5 s, 740051 1.4 to 0.9 s and 700212 2.3 to 1.1 s, with no new false alert at
+any bar from 0.0 to 0.6; letting such sightings also start tracks raised one at 0.4 (700141),
+and letting them carry a track as far as a read face may stray dragged one off its tile and
+delayed an alert (740084). More likely face up than not, then."""
 SAME_PLACE = 18.0
 """Millimetres within which two face readings in a hand are one tile: tiles are 24-27 mm wide
 and lie side by side or further apart, while a box straddling two neighbours lay 15-17 mm from
@@ -248,12 +262,12 @@ class HandWatch:
         return min((s.agreement for s in self.slots), default=0.0)
 
 
-def _nearest_first(candidates: Iterable[tuple[float, int, int]]) -> dict[int, int]:
+def _nearest_first(candidates: Iterable[tuple[float | bool, ...]]) -> dict[int, int]:
     """One-to-one matching of new sightings to old tracks, closest pairs first: (distance,
     sighting, track) candidates in, sighting -> track out."""
     matched: dict[int, int] = {}
     taken: set[int] = set()
-    for _, i, j in sorted(candidates):
+    for *_, i, j in sorted(candidates):
         if i not in matched and j not in taken:
             matched[i] = j
             taken.add(j)
@@ -294,28 +308,30 @@ def _follow_faces(
     backs: list[NDArray[np.float64]],
     t: float,
 ) -> list[FaceTrack]:
-    """Each face continues the nearest track of the same face (`FaceTrack.distance`); a track
+    """Each face continues the nearest track of the same face (`FaceTrack.distance`), and a
+    face the reader doubts (`DOUBTED`) a track none continued, near where it was; a track
     followed for two frames or more and not continued is kept for `FACE_GAP` frames, unless a
     back now lies where it was. A tile turned up, lying or carried, keeps its track though an
     arm hides it or the reader doubts it for a few frames; a back misread as a face flickers
     from place to place and face to face, and is read as the back it is in between."""
     pairs = _nearest_first(
-        (distance, i, j)
+        (label == DOUBTED, distance, i, j)
         for i, (label, xy, _, _) in enumerate(faces)
         for j, track in enumerate(tracks)
-        if (track.label == label or UNREAD in (label, track.label))
+        if (label in (track.label, DOUBTED) or UNREAD in (label, track.label))
         and (distance := track.distance(xy)) is not None
+        and (label != DOUBTED or distance <= FACE_HELD)
     )
     followed = []
     for i, (label, xy, zone, score) in enumerate(faces):
         was = tracks[pairs[i]] if i in pairs else None
-        if was is None:
-            followed.append(FaceTrack(label, xy, np.zeros(2), zone, 1, t, score))
-        else:
+        if was is not None:
             sure = (was.sure * was.frames + score) / (was.frames + 1)
             step = (xy - was.xy) / (was.unseen + 1)
-            named = was.label if label == UNREAD else label
+            named = was.label if label in (UNREAD, DOUBTED) else label
             followed.append(FaceTrack(named, xy, step, zone, was.frames + 1, was.since, sure))
+        elif label != DOUBTED:
+            followed.append(FaceTrack(label, xy, np.zeros(2), zone, 1, t, score))
     continued = set(pairs.values())
     followed += [
         replace(track, unseen=track.unseen + 1)
@@ -451,7 +467,7 @@ class RoundFollower:
         self.stacks_before.append(view.stack_xy)
         current = self.round
         dealing = current is not None and bool(current.dice) and current.phase in DEALING
-        sightings = view.faces_xy + (view.unread_xy if dealing else [])
+        sightings = view.faces_xy + view.unread_while(dealing)
         self.faces = _follow_faces(self.faces, sightings, [xy for xy, _, _ in view.backs_xy], t)
         if current is None:
             self._maybe_start(t, view)
@@ -1107,9 +1123,21 @@ class View:
     """Each face-down tile's place, zone and the detector's confidence in it."""
     dice_read: list[tuple[str, NDArray[np.float64], float]]
     faces_xy: list[tuple[str, NDArray[np.float64], str, float]]
-    unread_xy: list[tuple[str, NDArray[np.float64], str, float]]
-    """Tiles the detector boxes face up whose face the reader cannot tell (`UNREAD`), with
-    the detector's confidence."""
+    unread_xy: list[tuple[NDArray[np.float64], str, float, float]]
+    """Tiles the detector boxes face up whose face the reader cannot tell (under `MIN_READ`),
+    each with its zone, the detector's confidence and the reader's that it lies face up."""
+
+    def unread_while(self, dealing: bool) -> list[tuple[str, NDArray[np.float64], str, float]]:
+        """The unread tiles as sightings: while dealing, those the detector is sure lie face up
+        (`UNREAD`, `UNREAD_FACE`); in any phase, those the reader takes for face up
+        (`DOUBTED`, `FACE_SURE`)."""
+        sightings = []
+        for xy, zone, detector, reader in self.unread_xy:
+            if dealing and detector >= UNREAD_FACE:
+                sightings.append((UNREAD, xy, zone, detector))
+            elif reader >= FACE_SURE:
+                sightings.append((DOUBTED, xy, zone, reader))
+        return sightings
 
     @property
     def stack_xy(self) -> list[NDArray[np.float64]]:
@@ -1145,8 +1173,9 @@ class View:
             elif scores[i] >= MIN_READ:
                 faces[zone] += 1
                 faces_xy.append((label, seen.table_xy[i], zone, float(scores[i])))
-            elif seen.confidence[i] >= UNREAD_FACE:
-                unread_xy.append((UNREAD, seen.table_xy[i], zone, float(seen.confidence[i])))
+            else:
+                up = float(seen.face_up[i]) if len(seen.face_up) else 0.0
+                unread_xy.append((seen.table_xy[i], zone, float(seen.confidence[i]), up))
         return cls(
             tiles,
             dice,
