@@ -263,8 +263,9 @@ class HandWatch:
 
 
 def _nearest_first(candidates: Iterable[tuple[float | bool, ...]]) -> dict[int, int]:
-    """One-to-one matching of new sightings to old tracks, closest pairs first: (distance,
-    sighting, track) candidates in, sighting -> track out."""
+    """One-to-one matching of new sightings to old tracks, closest pairs first: candidates
+    (any order keys, such as a rank before the distance, then sighting, track) in, sighting ->
+    track out."""
     matched: dict[int, int] = {}
     taken: set[int] = set()
     for *_, i, j in sorted(candidates):
