@@ -22,6 +22,7 @@ from vision.follow import (
     Phase,
     Round,
     RoundFollower,
+    Sighting,
     Streak,
     View,
     _follow_faces,
@@ -264,14 +265,46 @@ def test_a_face_up_tile_in_flight_is_exposed_though_its_face_is_unread(
 
 
 @pytest.mark.parametrize(
+    ("start", "reading", "frames", "raised"),
+    [
+        (0.5, 1.0, 2, {"exposed-tile-stacking"}),
+        (0.5, 0.95, 2, set()),
+        (0.5, 1.0, 1, set()),
+        (9.0, 1.0, 2, {"exposed-tile-dealing"}),
+        (15.0, 1.0, 2, set()),
+    ],
+    ids=["washed", "washed-less-sure", "one-frame", "dealt", "while-setting"],
+)
+def test_a_face_read_sure_for_two_frames_is_exposed_at_once(
+    fixture_round, start: float, reading: float, frames: int, raised: set[str]
+) -> None:  # type: ignore[no-untyped-def]
+    """A face the reader is sure of (0.99 or more) for two frames in a row while tiles are
+    washed or dealt is exposed then, not four frames later; a face read less sure, or for one
+    frame, is not. While hands are set it takes four frames: a hand turned up for the exposure
+    is read for two before the phase turns."""
+    name, table = fixture_round
+
+    def shown(t: float, seen: Detections) -> Detections:
+        if not 0 <= round((t - start) * 10) < frames:
+            return seen
+        seen = _with_boxes(seen, _box((440.0, 360.0)), 0.8, "1-1")
+        scores = np.append(np.ones(len(seen) - 1), reading)
+        up = np.append(np.zeros(len(seen) - 1), 1.0)
+        return seen.with_labels(seen.labels, scores, None, up)
+
+    assert new_kinds(name, table, shown) == raised
+
+
+@pytest.mark.parametrize(
     ("read", "face_up", "strays", "raised"),
     [
         (2, 0.95, 0.0, {"exposed-tile-stacking"}),
         (2, 0.3, 0.0, set()),
-        (0, 0.95, 0.0, set()),
-        (2, 0.95, 30.0, set()),
+        (0, 0.85, 0.0, set()),
+        (0, 0.95, 0.0, {"exposed-tile-stacking"}),
+        (2, 0.85, 30.0, set()),
     ],
-    ids=["doubted", "taken-for-a-back", "never-read", "strayed"],
+    ids=["doubted", "taken-for-a-back", "never-read", "guessed", "strayed"],
 )
 def test_a_washed_face_the_reader_doubts_keeps_its_track(
     fixture_round, read: int, face_up: float, strays: float, raised: set[str]
@@ -279,9 +312,10 @@ def test_a_washed_face_the_reader_doubts_keeps_its_track(
     """A washed tile turned up, clear of the washed backs, is read as a face for `read`
     frames, hidden for one, then doubted (`1-2` at 0.5) while the reader still takes it for
     face up (`face_up`): its track goes on, so it is exposed once four frames hold it (round
-    700080 from pixels). A doubted sighting starts no track (never read), carries none the
-    reader thinks a back, and none from further than a face lying still could stray (30 px,
-    about 6 cm, where a read face could be carried 8 cm after a frame unseen)."""
+    700080 from pixels). A doubted sighting carries no track the reader thinks a back, and
+    none from further than a face lying still could stray (30 px, about 6 cm, where a read face
+    could be carried 8 cm after a frame unseen); never read, it is followed only where the
+    reader is sure (0.9) that it lies face up and guesses its face alike frame after frame."""
     name, table = fixture_round
 
     def doubted(t: float, seen: Detections) -> Detections:
@@ -312,12 +346,36 @@ def test_a_doubted_sighting_carries_a_track_only_where_no_face_read_does(
     sightings: list[tuple[str, float]], followed: list[tuple[str, float, int]]
 ) -> None:
     """A `1-1` followed for two frames at x = 0 mm: a face read near it continues it before a
-    doubted sighting nearer still (which then starts nothing); a doubted sighting alone carries
-    it under its own name within 40 mm; another face starts its own track."""
+    doubted sighting nearer still (which then starts only a guess); a doubted sighting alone
+    carries it under its own name within 40 mm; another face starts its own track."""
     track = FaceTrack("1-1", np.zeros(2), np.zeros(2), "", 2, 0.0, 0.9)
-    faces = [(label, np.array([x, 0.0]), "", 0.9) for label, x in sightings]
+    faces = [Sighting(label, np.array([x, 0.0]), "", 0.9) for label, x in sightings]
     got = _follow_faces([track], faces, [], 0.2)
     assert [(f.label, float(f.xy[0]), f.frames) for f in got] == followed
+
+
+@pytest.mark.parametrize(
+    ("sighting", "followed"),
+    [
+        (Sighting(DOUBTED, np.array([10.0, 0.0]), "", 0.9, "1-1"), [("1-1", 2, False)]),
+        (Sighting("1-1", np.array([60.0, 0.0]), "", 0.9), [("1-1", 2, False)]),
+        (Sighting(DOUBTED, np.array([10.0, 0.0]), "", 0.9, "1-2"), [("1-2", 1, True)]),
+        (Sighting(DOUBTED, np.array([30.0, 0.0]), "", 0.9, "1-1"), [("1-1", 1, True)]),
+        (Sighting(DOUBTED, np.array([10.0, 0.0]), "", 0.9), []),
+        (Sighting("2-2", np.array([10.0, 0.0]), "", 0.9), [("2-2", 1, False)]),
+    ],
+    ids=["guessed-again", "read", "other-guess", "guessed-elsewhere", "no-guess", "other-face"],
+)
+def test_a_guessed_face_is_followed_once_guessed_again_in_place_or_read(
+    sighting: Sighting, followed: list[tuple[str, int, bool]]
+) -> None:
+    """A doubted `1-1` guessed at x = 0 mm one frame ago goes on as a face followed for two
+    frames where the reader guesses `1-1` again within 18 mm, or reads it as a face lying or
+    carried; another guess, the same guess further off or a doubt with no guess start afresh
+    (a guess) or not at all, and the old guess lapses."""
+    guessed = FaceTrack("1-1", np.zeros(2), np.zeros(2), "", 1, 0.0, 0.9, guessed=True)
+    got = _follow_faces([guessed], [sighting], [], 0.1)
+    assert [(f.label, f.frames, f.guessed) for f in got] == followed
 
 
 @pytest.mark.parametrize(

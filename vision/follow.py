@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from itertools import takewhile
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -118,7 +119,7 @@ UNREAD = "face-up"
 DOUBTED = "face-up?"
 """The face of a tile the reader takes for face up (`FACE_SURE`) without being sure of which
 face: such a sighting carries on a face-up tile's track within `FACE_HELD` of it, after the
-faces read, and starts none."""
+faces read; where it carries none it starts a guess (`FaceTrack.guessed`)."""
 UNREAD_FACE = 0.5
 """How sure the detector must be that a tile lies face up for it to count as one while the
 tiles are dealt, though the reader cannot tell its face: a tile exposed in a block in flight
@@ -136,6 +137,20 @@ took 700080 to 0.5 s, 740051 1.4 to 0.9 s and 700212 2.3 to 1.1 s, with no new f
 any bar from 0.0 to 0.6; letting such sightings also start tracks raised one at 0.4 (700141),
 and letting them carry a track as far as a read face may stray dragged one off its tile and
 delayed an alert (740084). More likely face up than not, then."""
+SURE_FACE = 0.99
+"""How sure, on average, the reader must be that a tile lies face up for two frames to hold it
+(`STEADY` frames otherwise) while tiles are washed or dealt from stacks still standing: once
+they are gone, a hand turned up for the exposure is read for two frames before the phase turns.
+Over the 451 rounds from pixels no back was followed as a face for two frames while tiles were
+washed or dealt, however sure (`benchmarks/face_tracks.py`), and a tile exposed reached this bar
+in two frames in 46 of the 56 rounds with one: most exposed tiles are alerted 0.1 s after they
+show instead of 0.3 s, 700212 0.7 s instead of 1.1 s."""
+GUESS_SURE = 0.9
+"""How sure the reader must be that a doubted tile lies face up for its best guess to start a
+track (`FaceTrack.guessed`): a face guessed alike in one place two frames running is as good as
+read. Over the 451 rounds from pixels, guesses took two exposed tiles' alerts from 0.3 to 0.1 s
+(730062: `1-6` at 0.51 and 0.67, face up 1.0) and raised no false alert at 0.8 or 0.9; at 0.5 a
+back along a line guessed `2-2` at 0.63 (face up 0.55-0.74) was followed (700141)."""
 SAME_PLACE = 18.0
 """Millimetres within which two face readings in a hand are one tile: tiles are 24-27 mm wide
 and lie side by side or further apart, while a box straddling two neighbours lay 15-17 mm from
@@ -290,6 +305,9 @@ class FaceTrack:
     sure: float
     unseen: int = 0
     """Analysed frames since it was last read (an arm passing over it, a reading under the bar)."""
+    guessed: bool = False
+    """Started by a face the reader doubts (`DOUBTED`), named by its best guess: it goes on only
+    where that face is read, or guessed again in the same place, in the next frame."""
 
     def distance(self, xy: NDArray[np.float64]) -> float | None:
         """How far a sighting lies from this tile, if near enough to be it: carried on as it
@@ -303,28 +321,48 @@ class FaceTrack:
         return min(near) if near else None
 
 
+class Sighting(NamedTuple):
+    """A face-up tile seen in one frame: its face (or `UNREAD`, `DOUBTED`), place, zone, how
+    sure of it, and for a doubted face the reader's best guess."""
+
+    label: str
+    xy: NDArray[np.float64]
+    zone: str
+    score: float
+    guess: str = ""
+
+
+def _may_continue(sighting: Sighting, track: FaceTrack) -> bool:
+    """A face read continues a track of its face, a doubted or unread one any track; a guess
+    goes on only as the face it guessed, read or guessed again."""
+    if track.guessed:
+        return track.label in (sighting.label, sighting.guess)
+    return sighting.label in (track.label, DOUBTED) or UNREAD in (sighting.label, track.label)
+
+
 def _follow_faces(
     tracks: list[FaceTrack],
-    faces: list[tuple[str, NDArray[np.float64], str, float]],
+    faces: list[Sighting],
     backs: list[NDArray[np.float64]],
     t: float,
 ) -> list[FaceTrack]:
     """Each face continues the nearest track of the same face (`FaceTrack.distance`), and a
-    face the reader doubts (`DOUBTED`) a track none continued, near where it was; a track
+    face the reader doubts (`DOUBTED`) a track none continued, near where it was, before a
+    guess (`FaceTrack.guessed`), which it continues only where it guesses the same face; a track
     followed for two frames or more and not continued is kept for `FACE_GAP` frames, unless a
     back now lies where it was. A tile turned up, lying or carried, keeps its track though an
     arm hides it or the reader doubts it for a few frames; a back misread as a face flickers
     from place to place and face to face, and is read as the back it is in between."""
     pairs = _nearest_first(
-        (label == DOUBTED, distance, i, j)
-        for i, (label, xy, _, _) in enumerate(faces)
+        (sighting.label == DOUBTED, track.guessed, distance, i, j)
+        for i, sighting in enumerate(faces)
         for j, track in enumerate(tracks)
-        if (label in (track.label, DOUBTED) or UNREAD in (label, track.label))
-        and (distance := track.distance(xy)) is not None
-        and (label != DOUBTED or distance <= FACE_HELD)
+        if _may_continue(sighting, track)
+        and (distance := track.distance(sighting.xy)) is not None
+        and (sighting.label != DOUBTED or distance <= (SAME_PLACE if track.guessed else FACE_HELD))
     )
     followed = []
-    for i, (label, xy, zone, score) in enumerate(faces):
+    for i, (label, xy, zone, score, guess) in enumerate(faces):
         was = tracks[pairs[i]] if i in pairs else None
         if was is not None:
             sure = (was.sure * was.frames + score) / (was.frames + 1)
@@ -333,6 +371,8 @@ def _follow_faces(
             followed.append(FaceTrack(named, xy, step, zone, was.frames + 1, was.since, sure))
         elif label != DOUBTED:
             followed.append(FaceTrack(label, xy, np.zeros(2), zone, 1, t, score))
+        elif guess:
+            followed.append(FaceTrack(guess, xy, np.zeros(2), zone, 1, t, score, guessed=True))
     continued = set(pairs.values())
     followed += [
         replace(track, unseen=track.unseen + 1)
@@ -482,7 +522,8 @@ class RoundFollower:
             washing = phase == Phase.SHUFFLE and not view.dice
             self._watch_exposed(t, K.EXPOSED_TILE_STACKING, out, dice_area=washing)
         elif phase in (Phase.DICE, Phase.DELIVERY, Phase.SETTING):  # dice read: dealing is on
-            self._watch_exposed(t, K.EXPOSED_TILE_DEALING, out)
+            from_stacks = phase != Phase.SETTING and bool(view.backs.get("stack"))
+            self._watch_exposed(t, K.EXPOSED_TILE_DEALING, out, quick=from_stacks)
         if phase in (Phase.SHUFFLE, Phase.DICE, Phase.DELIVERY) and current.watch_dice:
             self._watch_dice(t, view, out)
         if phase == Phase.SHUFFLE and self.to_dice.update(view.dice >= 1, t):
@@ -568,16 +609,21 @@ class RoundFollower:
 
     # -- checks --------------------------------------------------------------------------------
 
-    def _watch_exposed(self, t: float, kind: K, out: list[Raised], dice_area: bool = False) -> None:
+    def _watch_exposed(
+        self, t: float, kind: K, out: list[Raised], dice_area: bool = False, quick: bool = True
+    ) -> None:
         """A face-up tile followed for a few frames while tiles should all be face down, as
-        sure as the reader was of its face. In the dice area only with `dice_area` (while the
-        tiles are washed and no die is out): two dice side by side look like a tile's face,
-        while a washed tile lies there as anywhere (round 700278: followed there for 2.3 s)."""
+        sure as the reader was of its face; with `quick`, for two frames where the reader is
+        sure of it (`SURE_FACE`). In the dice area only with `dice_area` (while the tiles are
+        washed and no die is out): two dice side by side look like a tile's face, while a
+        washed tile lies there as anywhere (round 700278: followed there for 2.3 s)."""
         held = sorted(
             (
                 f
                 for f in self.faces
-                if f.frames > STEADY and not f.unseen and (dice_area or f.zone != "dice")
+                if (f.frames > STEADY or (quick and f.frames > 1 and f.sure >= SURE_FACE))
+                and not f.unseen
+                and (dice_area or f.zone != "dice")
             ),
             key=lambda f: f.since,
         )
@@ -1123,21 +1169,23 @@ class View:
     backs_xy: list[tuple[NDArray[np.float64], str, float]]
     """Each face-down tile's place, zone and the detector's confidence in it."""
     dice_read: list[tuple[str, NDArray[np.float64], float]]
-    faces_xy: list[tuple[str, NDArray[np.float64], str, float]]
-    unread_xy: list[tuple[NDArray[np.float64], str, float, float]]
+    faces_xy: list[Sighting]
+    unread_xy: list[tuple[str, NDArray[np.float64], str, float, float]]
     """Tiles the detector boxes face up whose face the reader cannot tell (under `MIN_READ`),
-    each with its zone, the detector's confidence and the reader's that it lies face up."""
+    each with the reader's best guess of its face, its place and zone, the detector's confidence
+    and the reader's that it lies face up."""
 
-    def unread_while(self, dealing: bool) -> list[tuple[str, NDArray[np.float64], str, float]]:
+    def unread_while(self, dealing: bool) -> list[Sighting]:
         """The unread tiles as sightings: while dealing, those the detector is sure lie face up
         (`UNREAD`, `UNREAD_FACE`); in any phase, those the reader takes for face up
         (`DOUBTED`, `FACE_SURE`)."""
         sightings = []
-        for xy, zone, detector, reader in self.unread_xy:
+        for guess, xy, zone, detector, reader in self.unread_xy:
             if dealing and detector >= UNREAD_FACE:
-                sightings.append((UNREAD, xy, zone, detector))
+                sightings.append(Sighting(UNREAD, xy, zone, detector))
             elif reader >= FACE_SURE:
-                sightings.append((DOUBTED, xy, zone, reader))
+                named = guess if reader >= GUESS_SURE else ""
+                sightings.append(Sighting(DOUBTED, xy, zone, reader, named))
         return sightings
 
     @property
@@ -1173,10 +1221,10 @@ class View:
                     stacks.append((seen.table_xy[i], float(seen.confidence[i])))
             elif scores[i] >= MIN_READ:
                 faces[zone] += 1
-                faces_xy.append((label, seen.table_xy[i], zone, float(scores[i])))
+                faces_xy.append(Sighting(label, seen.table_xy[i], zone, float(scores[i])))
             else:
                 up = float(seen.face_up[i]) if len(seen.face_up) else 0.0
-                unread_xy.append((seen.table_xy[i], zone, float(seen.confidence[i]), up))
+                unread_xy.append((label, seen.table_xy[i], zone, float(seen.confidence[i]), up))
         return cls(
             tiles,
             dice,
