@@ -5,13 +5,13 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 PAIGOW_MODELS=/app/models
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md constraints.txt ./
 COPY rules ./rules
 COPY vision ./vision
 COPY edge ./edge
 COPY paigow ./paigow
 COPY models ./models
-RUN pip install --no-cache-dir . \
+RUN pip install --no-cache-dir -c constraints.txt . \
     && useradd --create-home --uid 10001 paigow \
     && mkdir -p /data \
     && chown paigow /data

@@ -42,3 +42,24 @@ def test_compose_demo_points_at_files_that_exist() -> None:
                 assert (ROOT / source).exists(), source
     config = EdgeConfig.load(ROOT / "deploy" / "demo" / "edge.yaml")
     assert Path(config.camera.source).is_file() and config.table.is_file()
+
+
+def test_constraints_pin_the_runtime_as_installed() -> None:
+    """constraints.txt (`scripts/lock.py`) pins each runtime dependency of pyproject.toml to a
+    version its range allows, and the tests run on exactly those versions: the edge box image
+    installs what was tested."""
+    import tomllib
+    from importlib.metadata import version
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    lines = (ROOT / "constraints.txt").read_text().splitlines()
+    pins = dict(line.split("==") for line in lines if line and not line.startswith("#"))
+    assert all(canonicalize_name(name) == name for name in pins)
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    for needed in map(Requirement, project["dependencies"]):
+        name = canonicalize_name(needed.name)
+        assert name in pins, f"{name} is not pinned"
+        assert needed.specifier.contains(pins[name]), f"{name}=={pins[name]} outside {needed}"
+        assert version(name) == pins[name], f"{name} {version(name)} installed, {pins[name]} pinned"

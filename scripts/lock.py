@@ -1,0 +1,59 @@
+"""Write constraints.txt: every package the runtime installs, pinned to the version tested here.
+
+    python3 scripts/lock.py            # pin what this environment has (after the tests pass)
+    python3 -m pip install -c constraints.txt -e '.[dev]'
+
+pip resolves the runtime dependencies of pyproject.toml afresh (`--dry-run`, nothing installed),
+preferring the versions installed in this environment, so the edge box image (Dockerfile) and CI
+install what the tests and the accuracy runs measured: model outputs and the simulator's pixels
+depend on onnxruntime's and OpenCV's versions (`vision/accuracy.py` keys its cache by them).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADER = """\
+# The runtime's packages as tested: `python3 scripts/lock.py` writes this file.
+# Used by the Dockerfile and .ci/run (`pip install -c constraints.txt ...`).
+"""
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as scratch:
+        installed = Path(scratch) / "installed.txt"
+        report = Path(scratch) / "report.json"
+        frozen = subprocess.run(
+            [sys.executable, "-m", "pip", "freeze", "--exclude-editable"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        installed.write_text(frozen)
+        resolve = [sys.executable, "-m", "pip", "install", "--quiet", "--dry-run"]
+        resolve += ["--ignore-installed", "-c", str(installed), "--report", str(report), str(ROOT)]
+        run = subprocess.run(resolve, capture_output=True, text=True, check=False)
+        if run.returncode != 0:
+            print(f"error: pip could not resolve the runtime:\n{run.stderr}", file=sys.stderr)
+            return 1
+        packages = json.loads(report.read_text())["install"]
+    pins = sorted(
+        (canonicalize_name(p["metadata"]["name"]), p["metadata"]["version"])
+        for p in packages
+        if p["metadata"]["name"] != "paigow-monitor"
+    )
+    lines = [f"{name}=={version}" for name, version in pins]
+    (ROOT / "constraints.txt").write_text(HEADER + "\n".join(lines) + "\n")
+    print(f"constraints.txt: {len(pins)} packages pinned")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
