@@ -173,6 +173,17 @@ def _with_boxes(seen: Detections, corners: np.ndarray, sure: float, label: str) 
     )
 
 
+def _with_face(
+    seen: Detections, centre: tuple[float, float], label: str, reading: float, face_up: float
+) -> Detections:
+    """`seen` and one tile boxed face up at `centre` (detector 0.8), read as `label` this sure,
+    and taken for face up this sure, whatever its face."""
+    seen = _with_boxes(seen, _box(centre), 0.8, label)
+    scores = np.append(np.ones(len(seen) - 1), reading)
+    up = np.append(np.zeros(len(seen) - 1), face_up)
+    return seen.with_labels(seen.labels, scores, None, up)
+
+
 FLICKER = (0, 2, 1, 3)
 SCENES = {  # frame number -> the (x, label) boxes added to it, from 0.5 s to 2.5 s
     "flickering": lambda k: [
@@ -287,10 +298,7 @@ def test_a_face_read_sure_for_two_frames_is_exposed_at_once(
     def shown(t: float, seen: Detections) -> Detections:
         if not 0 <= round((t - start) * 10) < frames:
             return seen
-        seen = _with_boxes(seen, _box((440.0, 360.0)), 0.8, "1-1")
-        scores = np.append(np.ones(len(seen) - 1), reading)
-        up = np.append(np.zeros(len(seen) - 1), 1.0)
-        return seen.with_labels(seen.labels, scores, None, up)
+        return _with_face(seen, (440.0, 360.0), "1-1", reading, 1.0)
 
     assert new_kinds(name, table, shown) == raised
 
@@ -322,12 +330,9 @@ def test_a_washed_face_the_reader_doubts_keeps_its_track(
         k = round((t - 0.5) * 10)
         if not 0 <= k < 8 or k == read:  # a frame under the dealer's hand
             return seen
-        sure = k < read
-        seen = _with_boxes(seen, _box((440.0 + (0 if sure else strays), 360.0)), 0.8, "1-1")
-        labels = (*seen.labels[:-1], "1-1" if sure else "1-2")
-        reading = np.append(np.ones(len(seen) - 1), 0.9 if sure else 0.5)
-        up = np.append(np.zeros(len(seen) - 1), 1.0 if sure else face_up)
-        return seen.with_labels(labels, reading, None, up)
+        if k < read:
+            return _with_face(seen, (440.0, 360.0), "1-1", 0.9, 1.0)
+        return _with_face(seen, (440.0 + strays, 360.0), "1-2", 0.5, face_up)
 
     assert new_kinds(name, table, doubted) == raised
 
