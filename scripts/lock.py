@@ -30,15 +30,16 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         installed = Path(scratch) / "installed.txt"
         report = Path(scratch) / "report.json"
+        pip = [sys.executable, "-m", "pip"]
         frozen = subprocess.run(
-            [sys.executable, "-m", "pip", "freeze", "--exclude-editable"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        installed.write_text(frozen)
-        resolve = [sys.executable, "-m", "pip", "install", "--quiet", "--dry-run"]
-        resolve += ["--ignore-installed", "-c", str(installed), "--report", str(report), str(ROOT)]
+            [*pip, "freeze", "--exclude-editable"], capture_output=True, text=True, check=False
+        )
+        if frozen.returncode != 0:
+            print(f"error: pip could not list what is installed:\n{frozen.stderr}", file=sys.stderr)
+            return 1
+        installed.write_text(frozen.stdout)
+        resolve = [*pip, "install", "--quiet", "--dry-run", "--ignore-installed"]
+        resolve += ["-c", str(installed), "--report", str(report), str(ROOT)]
         run = subprocess.run(resolve, capture_output=True, text=True, check=False)
         if run.returncode != 0:
             print(f"error: pip could not resolve the runtime:\n{run.stderr}", file=sys.stderr)
