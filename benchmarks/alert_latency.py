@@ -32,7 +32,7 @@ from edge.app import EdgeApp  # noqa: E402
 from edge.config import EdgeConfig  # noqa: E402
 from tests.broker import Broker  # noqa: E402
 from vision.follow import RoundFollower  # noqa: E402
-from vision.records import Alert  # noqa: E402
+from vision.follow.records import Alert  # noqa: E402
 from vision.replay import frames  # noqa: E402
 from vision.table import calibrate  # noqa: E402
 

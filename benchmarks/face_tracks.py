@@ -2,14 +2,15 @@
 
     python3 benchmarks/face_tracks.py --cache runs/acc-cache [--first-seed 700000] [--rounds 231]
 
-The rounds of `python3 -m vision.accuracy` (the same seeds, rule books and injections; from
+The rounds of `python3 -m vision.training.accuracy` (the same seeds, rule books and injections; from
 pixels with the shipped models, looking again only where the frame changed), their detections
 taken from its `--cache` where it holds them (made and kept there otherwise, as it would). A
 face followed for two frames or more, seen in the latest, while the round is washed, its dice
-thrown or its stacks dealt is what an exposed-tile alert is raised on (`SURE_FACE` and `STEADY`
-in `vision/follow.py`); in a round with no tile exposed before the setting each is a back taken
-for a face. For each bar on how sure the reader was of it on average: how many such tracks
-(rounds) reach it, and in how many rounds with a tile exposed a face reached it at two frames.
+thrown or its stacks dealt is what an exposed-tile alert is raised on (`FACES.sure_face` and
+`ROUND.steady` in `vision/follow/`); in a round with no tile exposed before the setting each is
+a back taken for a face. For each bar on how sure the reader was of it on average: how many
+such tracks (rounds) reach it, and in how many rounds with a tile exposed a face reached it
+at two frames.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ sys.path.insert(0, str(ROOT))
 
 from tqdm import tqdm  # noqa: E402
 
-from vision.accuracy import EXPOSED, REUSE, SEED_BASE, _seen, plan_rounds  # noqa: E402
 from vision.follow import Phase, RoundFollower  # noqa: E402
 from vision.synth.round import FPS, Studio  # noqa: E402
+from vision.training.accuracy import EXPOSED, REUSE, SEED_BASE, _seen, plan_rounds  # noqa: E402
 
 BARS = (0.0, 0.8, 0.9, 0.95, 0.99)
 WATCHED = (Phase.SHUFFLE, Phase.DICE, Phase.DELIVERY)

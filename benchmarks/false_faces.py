@@ -7,7 +7,8 @@ raises a false exposed-tile alert (four frames of the same face in one place mak
 are the shipped detector's boxes, every analysed frame (10 a second) up to the setting, in
 `--clean` clean rounds (seeds 800100 on) and `--exposed` rounds with a tile exposed while
 stacking (seeds 800200 on): rounds never mined for the reader's training
-(`vision.train.ROUND_SEEDS`, 800000-800079). For each confidence bar: readings of a face over
+(`vision.training.train.ROUND_SEEDS`, 800000-800079). For each confidence bar: readings of a
+face over
 no face-up tile (overlap < 0.5, or over a back), and how many of the boxes over an exposed
 face-up tile read right.
 """
@@ -26,7 +27,7 @@ from tqdm import tqdm  # noqa: E402
 
 from vision.detector import Detector, Reader  # noqa: E402
 from vision.synth.round import FPS, Timeline  # noqa: E402
-from vision.train import round_frames, under  # noqa: E402
+from vision.training.train import round_frames, under  # noqa: E402
 
 BARS = (0.5, 0.6, 0.7, 0.8, 0.9)
 

@@ -20,8 +20,8 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from vision.detector import Detector, Reader  # noqa: E402
-from vision.evaluate import evaluate  # noqa: E402
-from vision.synth.labels import FACES  # noqa: E402
+from vision.labels import FACES  # noqa: E402
+from vision.training.evaluate import evaluate  # noqa: E402
 
 
 def main() -> int:

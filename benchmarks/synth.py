@@ -15,8 +15,8 @@ import time
 import cv2
 import numpy as np
 
+from vision.layout import TableLayout
 from vision.synth.dataset import _cloth, cloth_styles, render_sample
-from vision.synth.layout import TableLayout
 from vision.synth.render import Look, Renderer
 from vision.synth.round import RoundScene, plan_round, round_camera
 from vision.synth.sampler import TileSize

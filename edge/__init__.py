@@ -1,1 +1,2 @@
-"""The table box service: capture, analysis, and alerts over MQTT (not built yet)."""
+"""The table box service (`paigow run`): camera, analysis, an outbox that loses nothing, and
+alerts and round records over MQTT to the surveillance room."""

@@ -28,7 +28,7 @@ from edge.config import ConfigError, EdgeConfig
 from edge.messages import Alarm, CameraState, Health
 from edge.outbox import Outbox, OutboxError
 from vision.follow import Raised, RoundFollower
-from vision.records import Alert
+from vision.follow.records import Alert
 from vision.replay import LabelSource, ModelSource, Source
 from vision.selfcheck import SelfCheck, check_models
 from vision.table import CalibrationError, TableConfig

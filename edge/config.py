@@ -54,7 +54,7 @@ class AnalysisConfig(Section):
         description="The models look again only where the frame changed since they last looked "
         "there, and at every tile they were unsure of: a 1080p replay 3.9x faster on a 2-core "
         "CPU, one false alert and one missed swap more than whole frames over 231 rounds "
-        "(docs/benchmarks.md, docs/accuracy-models.md). False: every frame whole.",
+        "(docs/benchmarks.md, docs/accuracy.md). False: every frame whole.",
     )
     cut: str | None = Field(None, title="Cut", description="Overrides the table's cut.")
     cut_options: dict[str, str] = Field(default_factory=dict, title="Cut options")

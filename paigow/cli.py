@@ -357,7 +357,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     import importlib.util
 
-    from vision.train import (
+    from vision.training.train import (
         MINED_ROUNDS,
         prepare_detector,
         prepare_flatness,
@@ -418,7 +418,7 @@ def _going_on(weights: Path | None, shown: Path, out: Path) -> Path | None:
     its norms measured on 256 of the training images under `shown`."""
     if weights is None or weights.suffix != ".onnx":
         return weights
-    from vision.train import checkpoint_from_onnx
+    from vision.training.train import checkpoint_from_onnx
 
     images = sorted(p for p in shown.rglob("*") if p.suffix in (".jpg", ".png"))
     try:
@@ -442,7 +442,7 @@ def _quantize(model: Path, datasets: list[Path], out: Path, frames: int = 40) ->
 
     if importlib.util.find_spec("onnx") is None:
         raise UsageError("quantising needs the onnx package: pip install -e '.[train]'")
-    from vision.quantize import calibration_frames, quantize_detector
+    from vision.training.quantize import calibration_frames, quantize_detector
 
     try:
         quantize_detector(model, out, calibration_frames(datasets, frames))

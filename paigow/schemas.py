@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from edge.config import EdgeConfig
 from edge.messages import Envelope, Health, Status
-from vision.records import Alert, RoundRecord
+from vision.follow.records import Alert, RoundRecord
 from vision.table import TableConfig
 
 SCHEMAS: dict[str, type[BaseModel]] = {

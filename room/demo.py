@@ -35,7 +35,7 @@ from room.shift import simulate_shift
 from room.store import Store
 from room.web import create_app
 from vision.follow import RoundFollower
-from vision.records import Alert, RoundRecord
+from vision.follow.records import Alert, RoundRecord
 from vision.replay import LabelSource, frames
 from vision.table import calibrate
 

@@ -29,7 +29,7 @@ from room.store import Store
 LOOK_TWICE = 0.85
 """Alerts less sure than this are counted apart for a second look: from pixels over 231
 simulated rounds the false alerts carried 0.52-0.80 and 95% of the right ones 0.85 or more
-(docs/accuracy-models.md)."""
+(docs/accuracy.md)."""
 FAIR = Counter(sum(d) for d in itertools.product(range(1, 7), repeat=3))
 """How many of the 216 throws of three dice give each total, 3 to 18."""
 

@@ -6,7 +6,7 @@ import re
 from html import escape
 
 from rules import InvalidTileError, Tile
-from vision.synth.textures import END_PIPS
+from vision.labels import END_PIPS
 
 TILE = re.compile(r"\b[1-6]-[1-6]\b")
 

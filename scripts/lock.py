@@ -6,7 +6,8 @@
 pip resolves the runtime dependencies of pyproject.toml afresh (`--dry-run`, nothing installed),
 preferring the versions installed in this environment, so the edge box image (Dockerfile) and CI
 install what the tests and the accuracy runs measured: model outputs and the simulator's pixels
-depend on onnxruntime's and OpenCV's versions (`vision/accuracy.py` keys its cache by them).
+depend on onnxruntime's and OpenCV's versions (`vision/training/accuracy.py` keys its cache by
+them).
 """
 
 from __future__ import annotations

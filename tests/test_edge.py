@@ -438,7 +438,7 @@ def test_no_plain_connection_to_the_tls_listener(secure_broker) -> None:  # type
 
 def test_disk_trouble_is_an_alarm_and_nothing_is_dropped(tmp_path: Path) -> None:
     from edge.app import EdgeApp
-    from vision.records import Alert
+    from vision.follow.records import Alert
 
     config = EdgeConfig.load(edge_config(tmp_path, free_port()))
     starved = config.model_copy(

@@ -11,7 +11,12 @@ import onnxruntime as ort
 import pytest
 
 from vision.detector import MODELS, letterbox
-from vision.quantize import calibration_frames, float_from_qdq, float_head, quantize_detector
+from vision.training.quantize import (
+    calibration_frames,
+    float_from_qdq,
+    float_head,
+    quantize_detector,
+)
 
 onnx = pytest.importorskip("onnx")
 

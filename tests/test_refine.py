@@ -9,8 +9,8 @@ import cv2
 import numpy as np
 import pytest
 
+from vision.detections import polygon_iou
 from vision.detector import MODELS, REFINERS, Detector
-from vision.evaluate import polygon_iou
 from vision.refine import FIRST, REFINE_CROP, SECOND, View, crop, decode, encode
 
 FRAME = Path(__file__).parent / "fixtures" / "frames" / "table-1080.jpg"

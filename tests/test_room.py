@@ -190,6 +190,32 @@ def test_chi_square_tail(x: float, k: int, p: float) -> None:
     assert chi2_sf(x, k) == pytest.approx(p, abs=2e-4)
 
 
+def test_dice_fairness_pools_and_counts_degrees_of_freedom_as_pearson_does() -> None:
+    """A worked example. 216 throws, one of each outcome of three dice, expect 1, 3, 6, 10, 15,
+    21, 25, 27, 27, 25, 21, 15, 10, 6, 3, 1 of totals 3..18. Pooling neighbours until a bin
+    expects at least 5 (the usual rule for Pearson's test) gives 3-5 (10), 6 .. 15 alone and
+    16-18 (10: the 17-18 rest, 4, joins the last bin): 12 bins, 11 degrees of freedom (bins less
+    one: the fair distribution has no fitted parameter). Ten throws moved from 10 to 11 give a
+    statistic of 10^2/27 + 10^2/27 = 200/27; a chi-square table's 11-d.f. row puts 6.989 at an
+    upper tail of 0.80 and 7.584 at 0.75, so the p-value lies between."""
+    import itertools
+
+    totals = [sum(d) for d in itertools.product(range(1, 7), repeat=3)]
+    moved = totals.copy()
+    for _ in range(10):
+        moved[moved.index(10)] = 11
+    test = dice_fairness(moved)
+    assert test is not None
+    labels = [label for label, _, _ in test.bins]
+    assert labels == ["3-5", *map(str, range(6, 16)), "16-18"]
+    assert [e for _, _, e in test.bins] == pytest.approx(
+        [10, 10, 15, 21, 25, 27, 27, 25, 21, 15, 10, 10]
+    )
+    assert test.dof == 11
+    assert test.statistic == pytest.approx(200 / 27)
+    assert 0.75 < test.p_value < 0.80
+
+
 def test_dice_fairness_tells_fair_from_loaded() -> None:
     import itertools
 
@@ -480,6 +506,41 @@ def test_a_viewer_cannot_acknowledge(server, browser) -> None:  # type: ignore[n
             "/incidents/old-alert/act", data={"action": "dismiss", "note": "", "csrf": "forged"}
         )
         assert forged.status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("token", "acted"),
+    [("forged", False), ("", False), ("the session's", True)],
+    ids=["forged", "empty", "real"],
+)
+def test_a_reviewer_who_may_act_is_refused_without_the_form_token(
+    server: str, store: Store, token: str, acted: bool
+) -> None:
+    """A reviewer may act, so only the CSRF check stands between a forged form and the
+    incident: a forged or empty token is refused and changes nothing, the real one acts."""
+    with httpx.Client(base_url=server) as client:
+        page = client.get("/login").text
+        real = re.search(r'name="csrf" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+        client.post("/login", data={"username": "rita", "password": "reviewer-pw", "csrf": real})
+        page = client.get("/incidents/old-alert").text  # a new session, a new token, on login
+        real = re.search(r'name="csrf" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+        sent = real if token == "the session's" else token
+        answer = client.post(
+            "/incidents/old-alert/act", data={"action": "escalate", "note": "", "csrf": sent}
+        )
+    assert answer.status_code == 303 if acted else answer.status_code in (403, 422)
+    status = {a.id: a.status for a in store.alerts(limit=10)}["old-alert"]
+    assert (status == "escalated") == acted
+
+
+def test_a_login_form_without_its_token_is_refused(server: str) -> None:
+    with httpx.Client(base_url=server) as client:
+        client.get("/login")
+        answer = client.post(
+            "/login", data={"username": "rita", "password": "reviewer-pw", "csrf": "forged"}
+        )
+        assert answer.status_code == 403
+        assert client.get("/incidents", follow_redirects=False).status_code == 303  # not in
 
 
 def test_logged_out_users_are_refused(server, browser) -> None:  # type: ignore[no-untyped-def]

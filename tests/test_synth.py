@@ -14,8 +14,8 @@ import pytest
 
 from rules import CUTS, DeliveryOrder, Dice, Irregularity, SetFault, check_set, find_ruleset
 from rules import Tile as RulesTile
+from vision.labels import CLASS_ID, CLASSES
 from vision.synth.dataset import render_sample, write_dataset, yolo_lines
-from vision.synth.labels import CLASS_ID, CLASSES
 from vision.synth.render import MIN_VISIBLE
 from vision.synth.round import INJECTABLE, ground_truth, plan_round, simulate_round
 

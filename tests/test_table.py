@@ -11,8 +11,8 @@ import cv2
 import numpy as np
 import pytest
 
+from vision.layout import TableLayout
 from vision.synth.camera import Camera
-from vision.synth.layout import TableLayout
 from vision.synth.render import Look, Renderer
 from vision.synth.round import Studio, round_camera
 from vision.synth.textures import cloth_image, random_cloth

@@ -12,7 +12,7 @@ import pytest
 
 from vision.detections import Detections
 from vision.detector import DETECTOR_SCALE
-from vision.train import DETECTOR_CROP, _crop_origins, _inside, prepare_detector
+from vision.training.train import DETECTOR_CROP, _crop_origins, _inside, prepare_detector
 
 IMAGES = Path(__file__).parent / "fixtures" / "images"
 
@@ -82,7 +82,7 @@ def test_flatness_crops_go_to_the_folder_of_how_the_die_lies(
     tmp_path: Path, share: float, folder: str
 ) -> None:
     from vision.synth.dataset import write_dataset
-    from vision.train import DIE_COPIES, prepare_flatness
+    from vision.training.train import DIE_COPIES, prepare_flatness
 
     data = tmp_path / "data"
     write_dataset(data, 6, 3, resolution=(1280, 720), close_ups=0.0, cocked_dice=share,
@@ -111,7 +111,7 @@ SQUARE = np.array([[0, 0], [10, 0], [10, 10], [0, 10]], np.float64)
     ],
 )
 def test_box_overlap_is_shared_area_over_union(other: np.ndarray, overlap: float) -> None:
-    from vision.train import _iou
+    from vision.training.train import _iou
 
     assert _iou(SQUARE, other) == pytest.approx(overlap, abs=1e-6)
 
@@ -122,8 +122,8 @@ def test_round_crops_are_labelled_with_what_lies_under_each_box() -> None:
     disagreement."""
     from vision.crops import CROP
     from vision.detector import Reader
-    from vision.synth.labels import CLASSES
-    from vision.train import HARD_FACE, ROUND_SEEDS, round_crops
+    from vision.labels import CLASSES
+    from vision.training.train import HARD_FACE, ROUND_SEEDS, round_crops
 
     mined = list(round_crops(ROUND_SEEDS, every=2.0))
     kinds = {kind for kind, _, _ in mined}
@@ -161,7 +161,7 @@ class AskedReader:
 def test_hard_crops_are_boxes_over_no_face_that_the_reader_takes_for_one(
     face_up: float, kept: bool
 ) -> None:
-    from vision.train import HARD_TRIES, ROUND_SEEDS, _iou, hard_crops, round_frames
+    from vision.training.train import HARD_TRIES, ROUND_SEEDS, _iou, hard_crops, round_frames
 
     rendering, seen = next(  # the dice out among the backs
         (r, seen)
@@ -181,9 +181,9 @@ def test_hard_crops_are_boxes_over_no_face_that_the_reader_takes_for_one(
 def test_refiner_examples_encode_the_true_box_of_what_they_show(tmp_path: Path) -> None:
     """Each example is a detected (or moved) box and where its object really lies: decoded, it
     must land on a labelled object of the fixture frames."""
-    from vision.evaluate import polygon_iou
+    from vision.detections import polygon_iou
     from vision.refine import FIRST, REFINE_CROP, decode
-    from vision.train import prepare_refiner
+    from vision.training.train import prepare_refiner
 
     root = prepare_refiner([IMAGES], tmp_path)
     truth = [np.asarray(o["corners"]) for line in (IMAGES / "annotations.jsonl").read_text()
@@ -211,7 +211,7 @@ def test_each_refiner_stage_trains_and_exports_for_onnxruntime_with_its_view(
 
     from vision.detector import Refiner
     from vision.refine import OUTPUTS, REFINE_CROP, View
-    from vision.train import prepare_refiner, train_refiner
+    from vision.training.train import prepare_refiner, train_refiner
 
     data = prepare_refiner([IMAGES], tmp_path, stage=stage)
     path = train_refiner(data, tmp_path, epochs=1, batch=16, stage=stage)
@@ -229,7 +229,7 @@ def test_the_shipped_detector_goes_on_training_from_a_checkpoint_that_sees_what_
     import torch
 
     from vision.detector import DETECTOR_INPUT, letterbox
-    from vision.train import checkpoint_from_onnx
+    from vision.training.train import checkpoint_from_onnx
 
     shipped = Path(__file__).parents[1] / "models" / "detector.onnx"
     crops = sorted((prepare_detector([IMAGES], tmp_path).parent / "images" / "train").glob("*"))
@@ -261,7 +261,7 @@ def test_a_shipped_reader_goes_on_training_from_a_checkpoint_that_reads_as_it_do
 
     from vision.crops import CROP
     from vision.detector import _names
-    from vision.train import checkpoint_from_onnx, prepare_reader
+    from vision.training.train import checkpoint_from_onnx, prepare_reader
 
     shipped = Path(__file__).parents[1] / "models" / model
     crops = sorted(prepare_reader([IMAGES], tmp_path).rglob("*.png"))

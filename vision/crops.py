@@ -4,7 +4,8 @@ A detector's boxes are a few pixels off (measured on the half-size detector: a t
 by 11% of its width at the median and 22% at the 90th percentile, its size by up to 15%, its
 turn by 9 degrees at the 90th percentile; a die's box 20% too large, its centre off by 22%
 of the die at the median, and its turn arbitrary: a square has no long side). Crops therefore
-reach beyond the box, and the reader is trained on boxes moved the same way (`vision.train`).
+reach beyond the box, and the reader is trained on boxes moved the same way
+(`vision.training.train`).
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ LEAN_MARGIN = 2.2
 """Whether a die leans shows beside its top face (the side it leans to), so the flatness
 reader's crop is wider: 2.2 times the box's side. The flatness reader was trained on such
 crops around boxes moved as the detector's own are, on average 1.17 times the die
-(`vision.train.jitter`)."""
+(`vision.training.train.jitter`)."""
 REFINED_LEAN_MARGIN = 2.6
 """The flatness reader's crop around a refined box (`vision.refine`, true to the die within a
 few percent): 2.2 x 1.17 times its side, the view the reader was trained on. Cut at 2.2 around
 refined boxes, flat dice read as leaning in six of 231 simulated rounds (false dice-not-flat
-alerts); at 2.4, 2.6 and 2.8 in one, every cocked die still caught (docs/accuracy-models.md)."""
+alerts); at 2.4, 2.6 and 2.8 in one, every cocked die still caught (docs/accuracy.md)."""
 
 
 def canonical(corners: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+import cv2
 import numpy as np
 from numpy.typing import NDArray
 
@@ -130,3 +131,27 @@ class Detections:
                 "corners": np.round(self.corners[i], 1).tolist(),
             })  # fmt: skip
         return rows
+
+
+def polygon_iou(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
+    """How much two oriented boxes (4 corners each) overlap: intersection over union."""
+    pa, pb = a.astype(np.float32), b.astype(np.float32)
+    inter, _ = cv2.intersectConvexConvex(cv2.convexHull(pa), cv2.convexHull(pb))
+    union = cv2.contourArea(cv2.convexHull(pa)) + cv2.contourArea(cv2.convexHull(pb)) - inter
+    return float(inter / union) if union > 0 else 0.0
+
+
+def iou_matrix(pred: Detections, truth: list[dict]) -> NDArray[np.float64]:  # type: ignore[type-arg]
+    """Each detection's IoU with each known object (`box` and `corners`): the matching behind
+    the held-out evaluation and the box's self-check."""
+    matrix = np.zeros((len(pred), len(truth)))
+    if not len(pred) or not truth:
+        return matrix
+    pboxes, tboxes = pred.xyxy, np.array([t["box"] for t in truth])
+    for i in range(len(pred)):
+        overlap = (
+            np.minimum(pboxes[i, 2], tboxes[:, 2]) > np.maximum(pboxes[i, 0], tboxes[:, 0])
+        ) & (np.minimum(pboxes[i, 3], tboxes[:, 3]) > np.maximum(pboxes[i, 1], tboxes[:, 1]))
+        for j in np.flatnonzero(overlap):
+            matrix[i, j] = polygon_iou(pred.corners[i], np.asarray(truth[j]["corners"]))
+    return matrix

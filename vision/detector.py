@@ -66,7 +66,7 @@ SURE_DIE = 0.5
 frame saw this surely and the closer look did not see at all (within a side of it): in one
 round frame the third of three touching dice scored 0.69 in the whole frame and 0.10 in its
 window, and the round read as one die. On 80 held-out frames the same dice accuracy (84.9%)
-with 2 more die boxes on nothing (23, not 21); the round below is in docs/accuracy-models.md."""
+with 2 more die boxes on nothing (23, not 21); the round below is in docs/accuracy.md."""
 ZOOM_CONFIDENCE = 0.15
 """A die seen this surely in a closer look is reported: the window is cut around a die
 candidate, so a weaker answer is believable there. On 80 held-out frames, dice found and read

@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from vision.detections import Detections
 from vision.follow import Raised, RoundFollower
-from vision.records import Alert
+from vision.follow.records import Alert
 from vision.reuse import Region, Reuse
 from vision.table import TableConfig
 

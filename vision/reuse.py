@@ -56,7 +56,7 @@ tiles lying in the open read 0.78-0.92 at 1080p; a second box over a stack (0.45
 boxes, from the detector's closer look, read 0.55-0.73 at their middle half however plain
 they lie, so all would be looked at on every frame (round 777001 replayed at 1.2x real time
 instead of 2.1x); their reading pools a window of frames, and kept they were read as on whole
-frames over the 231 rounds of `docs/accuracy-models.md`."""
+frames over the 231 rounds of `docs/accuracy.md`."""
 REFRESH = 5.0
 """Seconds after which the whole frame is analysed again regardless: what a change too faint
 to count (a slow light change under `CHANGED` everywhere) could have hidden is bounded by it."""

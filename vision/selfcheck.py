@@ -1,25 +1,28 @@
 """Do the models read a known table right on this machine? The same ONNX files answer otherwise
 on other CPUs and runtimes: with 8-bit weights the detector saw 30 dice a frame where there were
 2 on a CPU without VNNI, and passed every check on the machines it was built on
-(docs/detector.md). So the edge box reads a few frames rendered here, whose every tile and die
-it knows, before it trusts what the models say of the table."""
+(docs/detector.md). So the edge box reads a few frames shipped with the models
+(`models/selfcheck/`, written by `scripts/make_selfcheck.py`), whose every tile and die it knows,
+before it trusts what the models say of the table."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
+import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.detections import Detections
-from vision.evaluate import iou_matrix
-from vision.synth.dataset import render_sample
+from vision.detections import Detections, iou_matrix
+from vision.detector import MODELS
 
-SEED = 4242
-"""Full-table frames no model was trained on (the seed `vision.evaluate.speed` times)."""
-
-FRAMES = 6
+FRAMES = MODELS / "selfcheck"
+"""Six full-table 1080p frames no model was trained on (the seed `vision.training.evaluate`
+times), saved as JPEG at quality 95, and `objects.json`: each frame's
+tiles and dice, their boxes, corners, labels and how much of each is in view."""
 FULLY_IN_VIEW = 0.9
 """Only objects this much in view count: the models read 99.8% of such tiles on true boxes."""
 
@@ -56,19 +59,16 @@ class SelfCheck:
         )
 
 
-def check_models(read: Read, frames: int = FRAMES) -> SelfCheck:
-    """Read `frames` known full-table frames and count what came out right."""
+def check_models(read: Read, frames: Path = FRAMES) -> SelfCheck:
+    """Read the known full-table frames and count what came out right."""
+    known = json.loads((frames / "objects.json").read_text())
     counts = np.zeros(5, int)
-    for index in range(frames):
-        sample = render_sample(SEED, index, (1920, 1080), close_ups=0.0)
-        found = read(sample.rendering.image)
-        objects = [
-            {"box": o.box, "corners": o.corners, "label": o.label, "visible": o.visible}
-            for o in sample.rendering.labels
-            if o.label is not None
-        ]
-        counts += _tally(found, objects)
-    return SelfCheck(frames, *map(int, counts))
+    for name, objects in known.items():
+        image = cv2.imread(str(frames / name), cv2.IMREAD_COLOR)
+        if image is None:
+            raise FileNotFoundError(f"{frames / name}: a self-check frame is missing")
+        counts += _tally(read(image), objects)
+    return SelfCheck(len(known), *map(int, counts))
 
 
 def _tally(found: Detections, objects: list[dict]) -> NDArray[np.int64]:  # type: ignore[type-arg]

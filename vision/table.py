@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from rules import CUTS, find_ruleset
 from vision.detections import Detections
-from vision.synth.layout import TableLayout
+from vision.layout import TableLayout
 
 Point = tuple[float, float]
 

@@ -23,8 +23,8 @@ import cv2
 import numpy as np
 from tqdm import tqdm
 
-from vision.synth.labels import CLASS_ID, CLASSES
-from vision.synth.layout import TableLayout
+from vision.labels import CLASS_ID, CLASSES
+from vision.layout import TableLayout
 from vision.synth.render import Look, Renderer, Rendering
 from vision.synth.sampler import COCKED_DICE, random_camera, random_scene
 from vision.synth.textures import ClothStyle, Image, cloth_image, random_cloth

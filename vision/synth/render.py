@@ -9,8 +9,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from vision.layout import TableLayout
 from vision.synth.camera import Camera
-from vision.synth.layout import TableLayout
 from vision.synth.scene import BGR, Box, Prism, Thing
 from vision.synth.textures import MM_PER_PX, Image
 

@@ -31,8 +31,8 @@ from rules import (
     all_settings,
     find_ruleset,
 )
+from vision.layout import TableLayout
 from vision.synth.camera import Camera
-from vision.synth.layout import TableLayout
 from vision.synth.render import Look, Renderer
 from vision.synth.sampler import SKIN, TileSize
 from vision.synth.scene import Thing, arm, die, disc, rotation_z, tile

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vision.layout import TableLayout
 from vision.synth.camera import Camera
-from vision.synth.layout import TableLayout
 from vision.synth.scene import Box, Thing, arm, die, disc, rotation_z, tile
 from vision.synth.textures import FACES_IN_SET
 

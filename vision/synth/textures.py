@@ -9,7 +9,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.synth.layout import TableLayout
+from vision.labels import END_PIPS
+from vision.layout import TableLayout
 
 Image = NDArray[np.uint8]
 
@@ -24,15 +25,6 @@ RED = (40, 40, 215)  # BGR
 WHITE = (235, 235, 235)
 BLACK = (22, 20, 20)
 
-# Pip centres inside one end, (across, along) in 0..1, "along" measured from the tile's end.
-END_PIPS: dict[int, list[tuple[float, float]]] = {
-    1: [(0.5, 0.5)],
-    2: [(0.28, 0.3), (0.72, 0.3)],
-    3: [(0.25, 0.22), (0.5, 0.5), (0.75, 0.78)],
-    4: [(0.28, 0.28), (0.72, 0.28), (0.28, 0.72), (0.72, 0.72)],
-    5: [(0.25, 0.22), (0.75, 0.22), (0.5, 0.5), (0.25, 0.78), (0.75, 0.78)],
-    6: [(0.28, 0.2), (0.72, 0.2), (0.28, 0.5), (0.72, 0.5), (0.28, 0.8), (0.72, 0.8)],
-}
 # On 3-3 the pips pair up: 2 across, 2 along (one each side of the middle), 2 across.
 CHONG_END = [(0.28, 0.25), (0.72, 0.25), (0.5, 0.8)]
 

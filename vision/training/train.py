@@ -31,8 +31,8 @@ from vision.detector import (
     Reader,
     names_of,
 )
+from vision.labels import CLASSES
 from vision.refine import OUTPUTS, REFINE_CROP
-from vision.synth.labels import CLASSES
 from vision.synth.render import Label, Rendering
 
 
@@ -155,7 +155,7 @@ def prepare_reader(datasets: list[Path], out: Path, per_class: int = 1500, seed:
 
 ROUND_SEEDS = 800_000
 """Rounds mined for reader crops start here: data sets and fixtures use seeds below 10,000 and
-`vision.accuracy` 700,000 on."""
+`vision.training.accuracy` 700,000 on."""
 MINED_ROUNDS = 100
 """At most this many rounds are mined: `benchmarks/false_faces.py` reads rounds from 800,100 on."""
 ROUND_MATCH = 0.5
@@ -209,7 +209,7 @@ def hard_crops(image: NDArray[np.uint8], seen: list[Label], reader: Reader,
     moved as the detector's are or slid off it over the cloth, touching no face-up tile and no
     die. A back along one of the cloth's lines, the line showing at its ends, read `2-2` at 0.99;
     a box slid half off a back over a line's corner `6-6` at 0.98: the false exposed-tile alerts
-    of rounds 700141 and 730064 (`docs/accuracy-models.md`)."""
+    of rounds 700141 and 730064 (`docs/accuracy.md`)."""
     others = [np.asarray(t.corners, np.float64) for t in seen if t.label != "back"]
     boxes = []
     for back in seen:
@@ -243,8 +243,8 @@ def round_frames(
 ) -> Iterator[tuple[Rendering, list[Label]]]:
     """A simulated 1920x1080 round's frames, one every `every` seconds up to `until` (its end),
     each with the tiles in view (and the dice, with `dice`)."""
-    from vision.accuracy import RULES
     from vision.synth.round import FPS, Studio
+    from vision.training.accuracy import RULES
 
     studio = Studio.of(seed, RULES[seed % 4], [injected] if injected else [], (1920, 1080))
     end = studio.frame_count if until is None else int(until * FPS)

@@ -1,8 +1,8 @@
 """How well rounds are followed: simulated rounds with fresh seeds, each clean or with one
 injected irregularity, through calibration and the round follower; written to docs/accuracy.md.
 
-    python3 -m vision.accuracy --rounds 330 --workers 2              # perfect detections
-    python3 -m vision.accuracy --rounds 60 --source models --out ... # the shipped models
+    python3 -m vision.training.accuracy --rounds 330 --workers 2              # perfect detections
+    python3 -m vision.training.accuracy --rounds 60 --source models --out ... # the shipped models
 
 `--source labels` feeds the simulator's own labels in place of the detector and reader: it
 measures the round logic alone (an upper bound); `--source models` runs the whole pipeline.
@@ -35,7 +35,7 @@ from vision import reuse as reuse_module
 from vision.detections import Detections
 from vision.detector import MODELS
 from vision.follow import RoundFollower
-from vision.records import Alert, RoundRecord
+from vision.follow.records import Alert, RoundRecord
 from vision.synth.round import (
     DELIVERY_EACH,
     EXPOSE_EACH,
@@ -258,7 +258,7 @@ def _models_digest(reuse: bool) -> str:
     return digest.hexdigest()[:12]
 
 
-SIMULATOR = Path(__file__).parent / "synth"
+SIMULATOR = Path(__file__).parents[1] / "synth"
 
 
 @functools.cache
@@ -508,7 +508,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.seeds:
         print("\n".join(map(one_line, outcomes)))
         return 0
-    command = "python3 -m vision.accuracy " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = "python3 -m vision.training.accuracy " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
     Path(args.out).write_text(report(outcomes, args.source, (width, height), command, wall))
     print(Path(args.out).read_text())
     return 0

@@ -1,0 +1,186 @@
+"""Plant known bugs in the critical paths, one at a time, and check the tests catch each.
+
+A test that cannot fail is found when it is written: each bug below was once survived by the
+suite, or guards a path where a silent failure costs a casino money or evidence (rule clauses,
+deal order, set integrity, the outbox's acknowledgement, ingest's idempotency, CSRF, roles, the
+dice test's statistics, the follower's stack check). The tree is copied once to a scratch
+folder; each bug is applied there, the tests named for it run, and the bug is taken out again.
+
+    python3 scripts/planted_bugs.py            # every bug; exit 1 if any survives
+    python3 scripts/planted_bugs.py --list     # what is planted where
+    python3 scripts/planted_bugs.py NAME...    # only these
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Bug:
+    name: str
+    path: str
+    original: str
+    planted: str
+    tests: tuple[str, ...]
+    """pytest arguments that must fail with the bug in place."""
+
+
+BUGS = (
+    Bug(
+        "csrf-check-off",
+        "room/web.py",
+        'if not secrets.compare_digest(token, str(request.session.get("csrf", ""))):',
+        "if False:",
+        ("tests/test_room.py", "-k", "form_token or without_its_token"),
+    ),
+    Bug(
+        "viewers-may-act",
+        "room/web.py",
+        'CAN_ACT = ("reviewer", "admin")',
+        'CAN_ACT = ("viewer", "reviewer", "admin")',
+        ("tests/test_room.py", "-k", "viewer_cannot_acknowledge"),
+    ),
+    Bug(
+        "chi-square-dof-bins",
+        "room/report.py",
+        "dof = len(bins) - 1",
+        "dof = len(bins)",
+        ("tests/test_room.py", "-k", "pearson"),
+    ),
+    Bug(
+        "chi-square-dof-plus-three",
+        "room/report.py",
+        "dof = len(bins) - 1",
+        "dof = len(bins) + 3",
+        ("tests/test_room.py", "-k", "pearson"),
+    ),
+    Bug(
+        "chi-square-pooling-half",
+        "room/report.py",
+        "if expected >= 5:",
+        "if expected >= 0.5:",
+        ("tests/test_room.py", "-k", "pearson"),
+    ),
+    Bug(
+        "tie-reading-weakest-low",
+        "rules/houseway.py",
+        "self.best(TIE_READING, lambda s: (*s.low.strength, *s.high.strength))",
+        "self.best(TIE_READING, lambda s: tuple(-v for v in (*s.low.strength, *s.high.strength)))",
+        ("tests/test_house_way.py", "-k", "tie"),
+    ),
+    Bug(
+        "first-position-ignores-plus-minus-4",
+        "rules/deal.py",
+        "return (banker - 1 + total + adjust - 1) % POSITIONS + 1",
+        "return (banker - 1 + total - 1) % POSITIONS + 1",
+        ("tests/test_deal.py",),
+    ),
+    Bug(
+        "foreign-tile-one-copy-late",
+        "rules/integrity.py",
+        "for t, n in seen.items() if n > FULL_SET[t]))",
+        "for t, n in seen.items() if n > FULL_SET[t] + 1))",
+        ("tests/test_integrity_and_catalogue.py",),
+    ),
+    Bug(
+        "outbox-keeps-acknowledged",
+        "edge/outbox.py",
+        """        with self._lock:
+            self._db.execute("DELETE FROM outbox WHERE seq = ?", (seq,))
+
+    def refuse""",
+        """        with self._lock:
+            pass
+
+    def refuse""",
+        ("tests/test_edge.py", "-k", "forgets_only_what_was_acknowledged"),
+    ),
+    Bug(
+        "ingest-takes-a-repeat-for-new",
+        "room/store.py",
+        """                if p.message_id in known:
+                    results[p.index] = Ingested(False)""",
+        """                if p.message_id in known:
+                    results[p.index] = Ingested(True)""",
+        ("tests/test_room.py", "-k", "idempotent or once"),
+    ),
+    Bug(
+        "stack-place-widened",
+        "vision/follow/delivery.py",
+        "stack_place: float = 5.0",
+        "stack_place: float = 7.0",
+        ("tests/test_follow.py", "-k", "standing_only_when and beyond"),
+    ),
+)
+
+
+def plant(tree: Path, bug: Bug) -> str:
+    """Apply the bug in the copy; return the file's text to restore."""
+    path = tree / bug.path
+    text = path.read_text()
+    if text.count(bug.original) != 1:
+        raise SystemExit(f"planted_bugs: {bug.name}: {bug.path} no longer holds its line once")
+    path.write_text(text.replace(bug.original, bug.planted))
+    return text
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--list", action="store_true", help="say what is planted, run nothing")
+    parser.add_argument("names", nargs="*", help="plant only these bugs (default: all)")
+    args = parser.parse_args()
+    unknown = set(args.names) - {bug.name for bug in BUGS}
+    if unknown:
+        parser.error(f"no planted bug named {', '.join(sorted(unknown))} (see --list)")
+    bugs = [bug for bug in BUGS if not args.names or bug.name in args.names]
+    if args.list:
+        for bug in bugs:
+            print(f"{bug.name:38} {bug.path:28} {' '.join(bug.tests)}")
+        return 0
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.split(b"\0")
+    survived = []
+    with tempfile.TemporaryDirectory(prefix="planted-") as scratch:
+        tree = Path(scratch)
+        for name in filter(None, tracked):
+            source, copy = ROOT / name.decode(), tree / name.decode()
+            if source.is_file():
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, copy)
+        env = {**os.environ, "PYTHONPATH": str(tree)}
+        for number, bug in enumerate(bugs, start=1):
+            started = time.perf_counter()
+            original = plant(tree, bug)
+            try:
+                run = subprocess.run(
+                    [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+                     *bug.tests],
+                    cwd=tree, env=env, capture_output=True, text=True, timeout=600, check=False,
+                )  # fmt: skip
+            finally:
+                (tree / bug.path).write_text(original)
+            caught = run.returncode == 1  # tests ran and failed (5: none collected, 2+: broken)
+            verdict = "caught" if caught else f"SURVIVED (pytest exit {run.returncode})"
+            took = time.perf_counter() - started
+            print(f"[{number}/{len(bugs)}] {bug.name}: {verdict} ({took:.0f} s)", flush=True)
+            if not caught:
+                survived.append(bug.name)
+                print(run.stdout[-2000:], file=sys.stderr)
+    print(f"planted bugs: {len(bugs) - len(survived)} caught, {len(survived)} survived")
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,41 @@
+"""The docs describe the product as it is: figures quoted from their one source, no work log."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from vision.training.evaluate import report
+
+ROOT = Path(__file__).resolve().parents[1]
+PRODUCT_DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def test_the_detector_report_is_what_the_metrics_say() -> None:
+    """docs/detector.md is generated from models/metrics.json and never edited by hand, so a
+    figure there cannot drift from the measurement."""
+    metrics = json.loads((ROOT / "models" / "metrics.json").read_text())
+    assert (ROOT / "docs" / "detector.md").read_text() == report(metrics)
+
+
+@pytest.mark.parametrize("path", PRODUCT_DOCS, ids=lambda p: p.name)
+def test_no_work_log_in_the_product_docs(path: Path) -> None:
+    """History belongs in CHANGELOG.md and git log, not in README or docs/."""
+    found = re.findall(r"\b(?:sessions? \d+|entry \d+)", path.read_text(), flags=re.IGNORECASE)
+    assert found == []
+
+
+def test_the_work_log_check_sees_one() -> None:
+    text = "Measured in Session 27 on this machine"
+    assert re.findall(r"\b(?:sessions? \d+|entry \d+)", text, flags=re.IGNORECASE)
+
+
+def test_the_readme_quotes_no_held_out_figure_of_its_own() -> None:
+    """The held-out figures live in docs/detector.md; the README links there instead of
+    retyping them (a retyped mAP went stale once)."""
+    readme = (ROOT / "README.md").read_text()
+    assert "docs/detector.md" in readme
+    assert not re.search(r"mAP50-95\s*[0-9.]+|\b9\d\.\d+%", readme)

@@ -1,0 +1,216 @@
+"""What every phase of the follower shares: the zones, the phases, the round in progress, how
+long a sight must hold (`RoundSettings`), and how an alert is raised with its evidence."""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rules import Irregularity
+from vision.follow.judge import Judge, clause, severity
+from vision.follow.records import Alert, RoundRecord
+from vision.table import Locate, TableConfig
+
+if TYPE_CHECKING:
+    from vision.follow.delivery import Track
+    from vision.follow.exposure import FaceTrack
+    from vision.follow.hands import HandWatch
+
+K = Irregularity
+HAND_ZONES = ("bank", *(f"p{p}" for p in range(1, 9)))
+PLAYER_ZONES = HAND_ZONES[1:]
+
+
+@dataclass(frozen=True)
+class RoundSettings:
+    """How long a sight must hold before the follower believes it, and what a round's start
+    looks like."""
+
+    steady: int = 3
+    """Frames a sighting must hold before it counts (0.3 s at 10 analysed frames a second)."""
+    washing: int = 10
+    """Tiles lying loose (in no zone) from which the table is being washed: a round's start, even
+    where washed tiles spill into the players' boxes. Over 231 simulated rounds 14 or more lay loose
+    in every frame of the wash, and at most 7 once hands were delivered; round 700141 was taken for
+    one joined mid-delivery (its dice never read) when washed tiles lay in the bank's box."""
+
+
+ROUND = RoundSettings()
+
+
+class Phase(Enum):
+    WAITING = "waiting"
+    SHUFFLE = "shuffle"
+    DICE = "dice"
+    DELIVERY = "delivery"
+    SETTING = "setting"
+    EXPOSURE = "exposure"
+
+
+DEALING = (Phase.DICE, Phase.DELIVERY)
+"""The phases in which, once the dice are read, the tiles are dealt."""
+
+
+@dataclass(frozen=True)
+class Raised:
+    """An alert or a round record, with the evidence crop an alert carries."""
+
+    record: Alert | RoundRecord
+    evidence: NDArray[np.uint8] | None = None
+
+
+@dataclass
+class Streak:
+    """Consecutive frames for which a condition held, and when it began."""
+
+    needed: int
+    count: int = 0
+    since: float = 0.0
+
+    def update(self, holds: bool, t: float) -> bool:
+        if not holds:
+            self.count = 0
+            return False
+        if self.count == 0:
+            self.since = t
+        self.count += 1
+        return self.count >= self.needed
+
+
+def _nearest_first(candidates: Iterable[tuple[float | bool, ...]]) -> dict[int, int]:
+    """One-to-one matching of new sightings to old tracks, closest pairs first: candidates
+    (any order keys, such as a rank before the distance, then sighting, track) in, sighting ->
+    track out."""
+    matched: dict[int, int] = {}
+    taken: set[int] = set()
+    for *_, i, j in sorted(candidates):
+        if i not in matched and j not in taken:
+            matched[i] = j
+            taken.add(j)
+    return matched
+
+
+@dataclass
+class Round:
+    """What is known so far about the round in progress."""
+
+    index: int
+    started_s: float
+    complete: bool
+    phase: Phase
+    phases: dict[str, float] = field(default_factory=dict)
+    dice: list[int] = field(default_factory=list)
+    dice_flat: bool = True
+    dice_agreement: float = 1.0
+    """The least share of a die's sightings that read its value: how sure the dice reading is."""
+    pooled: list[list[tuple[str, float]]] = field(default_factory=list)
+    """The dice lying still, each with its (label, flatness) sightings, until they are read."""
+    still_from: int = 0
+    """Index in `dice_frames` of the first frame the dice were seen lying still."""
+    dice_since: float = 0.0
+    watch_dice: bool = True
+    dice_frames: list[list[tuple[str, NDArray[np.float64], float]]] = field(default_factory=list)
+    required_first: int | None = None
+    first_seen: int | None = None
+    served: dict[int, float] = field(default_factory=dict)  # position -> arrival time
+    places: list[NDArray[np.float64]] = field(default_factory=list)
+    """Where each of the eight stacks stood when all were first seen, along the row (mm)."""
+    in_flight: list[tuple[float, NDArray[np.float64], float]] = field(default_factory=list)
+    """(time, place, the detector's confidence) of each face-down tile seen in no zone since
+    the stacks stood: blocks on their way to the positions."""
+    flying: list[float] = field(default_factory=list)
+    """The frames in which a block was seen in flight (`RoundFollower._note_flight`)."""
+    landed: dict[int, list[NDArray[np.float64]]] = field(default_factory=dict)
+    """Position -> where the tiles of its block lay as it was seen to arrive."""
+    traced: int = 0
+    """Groups whose blocks have been traced back to the stacks."""
+    standing: dict[int, list[tuple[float, float]]] = field(default_factory=dict)
+    """Stack -> (time, the detector's confidence) of each frame it was seen standing in."""
+    watches: dict[str, HandWatch] = field(default_factory=dict)
+    raised: set[tuple[str, int | None]] = field(default_factory=set)
+    alerts: list[Alert] = field(default_factory=list)
+    faces_seen: Counter[str] = field(default_factory=Counter)
+    short_hands: dict[str, int] = field(default_factory=dict)
+    closed_checks: bool = False
+
+    @property
+    def columns(self) -> list[float]:
+        """The stacks' places along the row (mm)."""
+        return [float(p[0]) for p in self.places]
+
+    @property
+    def row(self) -> float:
+        """Where the stacks' row lies across the table (mm)."""
+        return float(np.median([p[1] for p in self.places]))
+
+
+class FollowerBase:
+    """The state the phases share (set up by `RoundFollower`) and how they raise alerts."""
+
+    table: TableConfig
+    run: str
+    locate: Locate
+    judge: Judge
+    round: Round | None
+    image: NDArray[np.uint8] | None
+    stacks_before: deque[list[NDArray[np.float64]]]
+    faces: list[FaceTrack]
+    carried: list[Track]
+    to_dice: Streak
+    arrivals: dict[str, Streak]
+
+    def _alert(
+        self,
+        out: list[Raised],
+        kind: K,
+        position: int | None,
+        expected: str,
+        observed: str,
+        since: float,
+        t: float,
+        confidence: float,
+        zone: str,
+        *,
+        rule: str | None = None,
+        whole_frame: bool = False,
+    ) -> None:
+        round_ = self.round
+        assert round_ is not None
+        key = (kind.value, position)
+        if key in round_.raised:
+            return
+        round_.raised.add(key)
+        alert = Alert(
+            kind=kind.value,
+            severity=severity(kind),
+            table_id=self.table.table_id,
+            round_id=self._round_id(),
+            position=position,
+            rules=self.table.rules,
+            clause=rule or clause(kind, self.table.rules),
+            expected=expected,
+            observed=observed,
+            confidence=round(float(np.clip(confidence, 0, 1)), 3),
+            evidence_time_s=round(since, 3),
+            raised_time_s=round(t, 3),
+        )
+        round_.alerts.append(alert)
+        out.append(Raised(alert, self._evidence(zone, whole_frame)))
+
+    def _evidence(self, zone: str, whole_frame: bool) -> NDArray[np.uint8] | None:
+        if self.image is None:
+            return None
+        if whole_frame:
+            return self.image.copy()
+        x1, y1, x2, y2 = self.locate.image_box(zone)
+        return self.image[y1:y2, x1:x2].copy()
+
+    def _round_id(self) -> str:
+        assert self.round is not None
+        return f"{self.table.table_id}:{self.run}:{self.round.index}"

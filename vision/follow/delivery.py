@@ -1,0 +1,482 @@
+"""The delivery: which box is served first, whether the cut's order was kept (stacks left
+standing, blocks traced back to the stacks' row: `CutSettings`), and tiles carried from one box
+to another once delivered (`CarriedSettings`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from itertools import takewhile
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import NDArray
+
+from vision.follow.base import PLAYER_ZONES, FollowerBase, K, Raised, _nearest_first
+from vision.follow.dice import _dice
+
+if TYPE_CHECKING:
+    from vision.follow.view import View
+
+
+@dataclass(frozen=True)
+class CutSettings:
+    """Checking the cut: stacks left standing and blocks traced back to the stacks' row."""
+
+    standing: float = 0.5
+    """How sure the detector must be of a back in the stacking area for it to be a stack standing
+    there (a stack left standing is the evidence of a wrong cut order). Stacks read 0.6-0.9; boxes
+    under 0.5 over the cloth where a stack was taken made false alerts in rounds 700109 and 700207
+    (over 231 rounds). The shadow beside the last stack on a dark cloth still reads up to 0.61
+    (round 700036); `CUT.sure_stack` asks more of a stack seen only once."""
+    late: float = 0.0
+    """Seconds after a group arrives by which the stacks it emptied must be gone: a block leaves its
+    stack before it arrives, so a stack still standing when its group arrives was not taken."""
+    still_frames: int = 3
+    """Frames in a row a stack must lie in one place to stand: a block carried over the row paused
+    there in two (round 700109, seen again where its stack had been taken)."""
+    sure_stack: float = 0.75
+    """How sure the detector must be of a stack seen standing since its group arrived for it to
+    have been left out of the cut; once is enough (a stack left standing may be dealt a frame
+    later: with the simulator's labels two of 15 catches saw it once). The detector's phantom in
+    the shadow where a stack was taken reads below, frame after frame: 0.52 in one frame (round
+    700036), 0.58-0.71 in six (700109, 700169, false alerts while less sure stacks counted in two
+    frames); the stacks left standing in the 13 caught of the 231 rounds of
+    `docs/accuracy.md` read 0.75-0.92 in every frame after."""
+    stack_place: float = 5.0
+    """Millimetres from where a stack stood when all eight were seen within which one seen standing
+    later is that stack: nobody moves a stack without lifting it. The detector boxes the shadow
+    of the stack beside a lifted one, 7-10 mm from where the lifted one stood, at 0.75-0.81 (round
+    730067, a false alert); the stacks left standing that the 231 rounds of
+    `docs/accuracy.md` catch lie 0.1-3.5 mm from their places."""
+    trace_apart: float = 0.8
+    """Stack pitches between where a block in flight points back to on the stacks' row and every
+    stack its group should come from, for the block to count as lifted from elsewhere: a box's
+    centre is a few millimetres off, and a carried tile's height shifts it a little more (the
+    stacks lie 26-29 mm apart)."""
+    off_stack: float = 0.35
+    """Stack pitches from every stack beyond which the line a sighting traces back to its group's
+    stacks is in doubt (`_own_line`): from pixels a tile's own line ends up to half a pitch off
+    its stack (clean round 710026: 0.17-0.45), so a doubted line needs another that ends on a
+    stack (`CUT.on_stack`) before it is dropped."""
+    on_stack: float = 0.1
+    """Stack pitches within which another of a doubted sighting's lines ends on a stack: that one is
+    the tile's own (with labels within 0.05)."""
+    shallow: float = 0.4
+    """The sine of the angle to the stacks' row under which a block's line back to the row cannot
+    tell the stacks apart: there a tile seen a millimetre off its path moves where its line meets
+    the row by 1/sine of that, and a tile in flight is boxed a few millimetres off. Flights to the
+    boxes at the row's ends (1 and 8) meet it at 14-16 degrees (sine 0.23-0.27); from pixels their
+    lines ended one or two stacks off the right ones in rounds 700126, 730089 and 730100 (false
+    alerts). The lines that caught swapped blocks in the 231 rounds met the row at sine 0.53 or
+    more."""
+    fits_other: float = 0.1
+    """Stack pitches, on average over a block's sightings, within which their lines end on another
+    group's stacks for the block to count as that group's (`_lifted_for_another`): with labels a
+    swapped block's fit 0.01-0.09, from pixels 0.07 (710145); the nearest a right block came, from
+    pixels, fit the interleaved other group's stacks 0.16 and its own 0.42 (clean round 710030)."""
+    fits_better: float = 0.3
+    """Stack pitches by which, on average, a block's sightings must fit that other group's stacks
+    better than its own: swapped blocks with labels 0.31 (700255, one stack more) to 0.99."""
+
+
+CUT = CutSettings()
+
+
+@dataclass(frozen=True)
+class CarriedSettings:
+    """Following face-down tiles after delivery (a hand carried to another box)."""
+
+    step: float = 150.0
+    """Millimetres a carried tile may move between analysed frames and still be the same tile."""
+    gap: int = 3
+    """Frames a carried tile may go unseen and still be followed where it was heading: two hands
+    carried past each other are each missed a frame or two where they cross (round 700120), and a
+    tile found again must keep the box it left."""
+    resting: float = 20.0
+    """Millimetres a face-down tile may move between analysed frames and still be lying where it
+    is: a hand carried over a box on its way elsewhere (the bank's hand to the bank area) has not
+    landed there."""
+
+
+CARRIED = CarriedSettings()
+
+
+@dataclass(frozen=True)
+class Track:
+    """A face-down tile followed from frame to frame after delivery."""
+
+    xy: NDArray[np.float64]
+    zone: str
+    origin: str
+    """The zone it last lay still in (for a tile in transit, the one it left)."""
+    velocity: NDArray[np.float64]
+    unseen: int = 0
+    """Frames since it was last seen (`CARRIED.gap`)."""
+
+    @property
+    def reach(self) -> float:
+        """How far from where it should be a tile found is this one. A tile lying still when
+        last seen lies there still under the hand that hides it: a tile carried over it is
+        another (round 700164: hands carried across box 6 hid its tiles and took their place)."""
+        if self.unseen and float(np.linalg.norm(self.velocity)) <= CARRIED.resting:
+            return CARRIED.resting
+        return CARRIED.step
+
+
+class DeliveryPhase(FollowerBase):
+    """Blocks from the stacks to the boxes, and hands carried between boxes afterwards."""
+
+    def _note_columns(self, view: View) -> None:
+        """The stacks' places along the stacking area, once all eight stand."""
+        round_ = self.round
+        assert round_ is not None
+        if len(view.stack_xy) == 8 and not round_.places:
+            round_.places = sorted(view.stack_xy, key=lambda p: float(p[0]))
+
+    def _watch_delivery(self, t: float, view: View, out: list[Raised]) -> None:
+        round_ = self.round
+        assert round_ is not None
+        for zone, streak in self.arrivals.items():
+            position = int(zone[1:])
+            # A block shows two tiles (the others lie under them); one alone is not a block. One
+            # of the two may lie face up (a tile exposed while dealing is still delivered).
+            shown = view.backs.get(zone, 0) + view.faces.get(zone, 0)
+            if streak.update(shown >= 2, t) and position not in round_.served:
+                round_.served[position] = streak.since
+                round_.landed[position] = [xy for xy, z, _ in view.backs_xy if z == zone]
+                if round_.first_seen is None and len(round_.served) == 1:
+                    self._first_position(position, streak.since, t, out)
+        if round_.places and round_.first_seen is not None:
+            self._check_stacks(t, out)
+            self._trace_blocks(t, out)
+
+    def _first_position(self, position: int, since: float, t: float, out: list[Raised]) -> None:
+        round_ = self.round
+        assert round_ is not None
+        round_.first_seen = position
+        if round_.required_first is not None and position != round_.required_first:
+            self._alert(
+                out,
+                K.WRONG_FIRST_POSITION,
+                position,
+                f"position {round_.required_first} first (dice {_dice(round_.dice)})",
+                f"position {position} first",
+                since,
+                t,
+                round_.dice_agreement,
+                f"p{position}",
+            )
+
+    def _note_flight(self, t: float, view: View) -> None:
+        """Face-down tiles outside every zone: blocks on their way to the positions. A frame
+        counts as one of a flight where such a tile lies where none lay in the last second: a
+        tile lying still outside the zones is not a block flying."""
+        round_ = self.round
+        assert round_ is not None
+        loose = [
+            (t, xy, sure) for xy, zone, sure in view.backs_xy if not zone and sure >= CUT.standing
+        ]
+        if _somewhere_new(round_.in_flight, loose):
+            round_.flying.append(t)
+        round_.in_flight += loose
+
+    def _note_standing(
+        self, t: float, view: View, previous: list[list[NDArray[np.float64]]]
+    ) -> None:
+        """Which stacks stand in this frame, from the dice on: the first block may fly before
+        the follower sees a box served. Only tiles lying still for `CUT.still_frames` count: a
+        block carried over the stacks is not a stack; and only where a stack stood
+        (`CUT.stack_place`): something boxed beside that place is not the stack."""
+        round_ = self.round
+        assert round_ is not None
+        if len(previous) < CUT.still_frames - 1:
+            return
+
+        def lay_still(p: NDArray[np.float64]) -> bool:
+            return all(any(np.linalg.norm(p - q) < 6.0 for q in frame) for frame in previous)
+
+        still = [(p, sure) for p, sure in view.stacks if lay_still(p)]
+        for stack, place in enumerate(round_.places):
+            sure = [c for p, c in still if np.linalg.norm(p - place) <= CUT.stack_place]
+            if sure:
+                round_.standing.setdefault(stack, []).append((t, max(sure)))
+
+    def _check_stacks(self, t: float, out: list[Raised]) -> None:
+        """A stack seen standing once the group that should have taken its last tiles had
+        left with them (`_gone_by`): the groups left out of the cut's order. (Seeing a stack
+        that should be gone cannot be an arm in the way; a stack unseen early can be, so that
+        is not judged.) The alert is as sure as the detector was of the stack since then."""
+        round_ = self.round
+        assert round_ is not None
+        arrivals = sorted(round_.served.values())
+        for stack, group in self.judge.last_groups().items():
+            gone = _gone_by(group, arrivals, round_.flying)
+            if gone is None:
+                continue
+            sure = [c for seen, c in round_.standing.get(stack, []) if seen >= gone]
+            if max(sure, default=0.0) < CUT.sure_stack:
+                continue
+            position = (round_.first_seen - 1 + group - 1) % 8 + 1  # type: ignore[operator]
+            self._alert(
+                out,
+                K.WRONG_CUT_ORDER,
+                position,
+                f"stack {stack + 1} gone with group {group} to position {position}",
+                f"stack {stack + 1} still standing",
+                gone,
+                t,
+                float(np.mean(sure)),
+                "stack",
+            )
+
+    def _trace_blocks(self, t: float, out: list[Raised]) -> None:
+        """Each delivered block's flight traced back to the stacks' row: a block from stacks
+        its group does not hold was cut out of order, even where those stacks still stand
+        (their upper layers taken), which `_check_stacks` cannot see. Each sighting in the
+        first half of the flight gets a line from each place its tiles landed (side by side:
+        from the box's centre right groups traced up to 1.4 pitches off); `_lifted_elsewhere`
+        weighs them one by one, `_lifted_for_another` together. As sure as the detector was
+        of those tiles."""
+        round_ = self.round
+        assert round_ is not None
+        arrivals = sorted(round_.served.values())
+        columns, row = round_.columns, round_.row  # derived: once, not per sighting
+        while round_.traced < len(arrivals):
+            group = round_.traced = round_.traced + 1
+            since = arrivals[group - 2] if group > 1 else -np.inf
+            position = (round_.first_seen - 1 + group - 1) % 8 + 1  # type: ignore[operator]
+            spots = round_.landed.get(position) or [self.locate.zones[f"p{position}"].mean(0)]
+            stacks = self.judge.stacks_of(group)
+            homes = []
+            for seen, xy, sure in round_.in_flight:  # from the frame the block before landed
+                if since <= seen < arrivals[group - 1]:
+                    homes.append((seen, sure, [_home(xy, spot, row) for spot in spots]))
+            others = [self.judge.stacks_of(g) for g in range(1, 9) if g != group]
+            away = _lifted_elsewhere(homes, columns, stacks) or _lifted_for_another(
+                homes, columns, stacks, others
+            )
+            if not away:
+                continue
+            origins = sorted({origin for _, _, origin in away})
+            self._alert(
+                out,
+                K.WRONG_CUT_ORDER,
+                position,
+                f"group {group} to position {position} from stack "
+                + " and ".join(str(s + 1) for s in sorted(stacks)),
+                "its block lifted from stack " + " and ".join(str(s + 1) for s in origins),
+                away[0][0],
+                t,
+                float(np.mean([sure for _, sure, _ in away])),
+                "stack",
+            )
+
+    def _watch_carried(self, t: float, view: View, out: list[Raised]) -> None:
+        """Tiles carried from one player's box into another's after delivery. Face-down tiles
+        are followed from frame to frame (nearest predicted position, one to one, so two hands
+        passing each other keep apart); each remembers the zone it last lay still in, and one
+        that comes to rest in another player's box than the served box it left raises the
+        alert, as sure as the detector was of the tile where it came to rest. A tile that moves
+        on is only passing over a box; the bank's hand going to the bank area is the dealer's
+        job, not a swap."""
+        round_ = self.round
+        assert round_ is not None
+        previous = self.carried
+        pairs = _nearest_first(
+            (distance, i, j)
+            for i, (xy, _, _) in enumerate(view.backs_xy)
+            for j, track in enumerate(previous)
+            if (distance := float(np.linalg.norm(xy - (track.xy + track.velocity)))) <= track.reach
+        )
+        matched = {i: previous[j] for i, j in pairs.items()}
+        current = []
+        for i, (xy, zone, sure) in enumerate(view.backs_xy):
+            before = matched.get(i)
+            velocity = np.zeros(2)
+            if before is not None:  # over the frames since it was last seen
+                velocity = (xy - before.xy + before.unseen * before.velocity) / (before.unseen + 1)
+            origin = before.origin if before is not None else zone
+            if zone and (before is None or float(np.linalg.norm(velocity)) <= CARRIED.resting):
+                if (
+                    zone in PLAYER_ZONES
+                    and origin in PLAYER_ZONES
+                    and origin != zone
+                    and int(origin[1:]) in round_.served
+                ):
+                    a = min(int(origin[1:]), int(zone[1:]))
+                    self._alert(
+                        out,
+                        K.HANDS_SWAPPED,
+                        a,
+                        f"position {a}'s tiles stay at {a}",
+                        f"tiles carried from position {origin[1:]} to {zone[1:]}",
+                        t,
+                        t,
+                        sure,
+                        zone,
+                    )
+                origin = zone
+            current.append(Track(xy, zone, origin, velocity))
+        continued = set(pairs.values())
+        current += [
+            replace(track, xy=track.xy + track.velocity, unseen=track.unseen + 1)
+            for j, track in enumerate(previous)
+            if j not in continued and track.unseen < CARRIED.gap
+        ]
+        self.carried = current
+
+
+def _lifted_elsewhere(
+    homes: list[tuple[float, float, list[float]]], columns: list[float], stacks: set[int]
+) -> list[tuple[float, float, int]]:
+    """The sightings of one group's block in flight that show it lifted from stacks the group
+    does not hold, each as (time, the detector's confidence, the stack it points to); none
+    unless they are most of the sightings that point at the stacks' row at all, and agree.
+    Each sighting's `homes` are where it traces back to from each place the block landed;
+    the likeliest is the one nearest the group's stacks. A block comes from as many stacks
+    as its group holds (two far apart in some cuts), so the sightings must point within a
+    stack of that many places: a stray tile carried elsewhere meanwhile points anywhere
+    (round 700191 from pixels: a flight to box 1, nearly along the row, traced 2-6 pitches
+    from its stack beside one that traced right, a false alert). A line that ends beyond the
+    row's end, nearest a stack of the group, points at no other stack (700104 from pixels: a
+    line 0.87 pitch past the group's end stack counted as lifted from that stack, a false
+    alert)."""
+    pitch = float(np.median(np.diff(columns)))
+    points, away = 0, []
+    for seen, sure, traced in homes:
+        lines = _on_row(traced, columns, pitch)
+        if not lines:
+            continue
+        points += 1
+        x = _own_line(lines, columns, stacks, pitch)
+        origin = int(np.argmin([abs(x - c) for c in columns]))
+        if origin not in stacks and _apart(x, columns, stacks) >= CUT.trace_apart * pitch:
+            away.append((seen, sure, origin))
+    most = [origin for origin, _ in Counter(o for _, _, o in away).most_common(len(stacks))]
+    agreed = [a for a in away if any(abs(a[2] - o) <= 1 for o in most)]
+    if len(agreed) < 2 or 2 * len(agreed) <= points:
+        return []
+    return agreed
+
+
+def _own_line(lines: list[float], columns: list[float], stacks: set[int], pitch: float) -> float:
+    """Which of a sighting's lines (one from each place its block landed) it flew along: the
+    one nearest its group's stacks, unless that one ends well off every stack (`CUT.off_stack`)
+    and another ends on one (`CUT.on_stack`). A tile is lifted from a stack, so its own line ends
+    on one; a line from the other landing place ends anywhere. In `ghan-dong-ping-say` a
+    group's four tiles come from four stacks two apart and land in two places, so a tile's line
+    from the wrong place often ends near a right stack by chance (710145: a block from stacks
+    1, 3, 5, 7 for 2, 4, 6, 8 went unalerted, though its tiles' own lines ended within 0.05
+    pitch of their stacks). From pixels both bars matter: doubting lines 0.25 pitch off made
+    false alerts in two of 165 rounds (710011, 710097)."""
+
+    def off_stack(x: float) -> float:
+        return _apart(x, columns, range(len(columns))) / pitch
+
+    nearest = min(lines, key=lambda x: _apart(x, columns, stacks))
+    on_a_stack = min(lines, key=off_stack)
+    if off_stack(nearest) > CUT.off_stack and off_stack(on_a_stack) <= CUT.on_stack:
+        return on_a_stack
+    return nearest
+
+
+def _lifted_for_another(
+    homes: list[tuple[float, float, list[float]]],
+    columns: list[float],
+    stacks: set[int],
+    others: list[set[int]],
+) -> list[tuple[float, float, int]]:
+    """The sightings of one group's block in flight, where together they fit another group's
+    stacks (`CUT.fits_other`) much better than its own (`CUT.fits_better`): a block swapped with
+    another group's is lifted from that group's stacks. Weighed one by one
+    (`_lifted_elsewhere`) the lines can fail to agree where they are right: where the other
+    group's stacks lie beside the group's own, a line that ends on them still ends under a
+    pitch from a right one (`foot-say`, inner stacks for outer: 710244 with labels;
+    `ghan-dong-ping-say`, stacks between: 710145 from pixels; both caught only when the other
+    group's block flew, 1.3 and 2.9 s late); where the other group holds the same stacks and
+    one more, only a third point away (700255, missed until this check).
+    Each sighting's distance to a set of stacks is its nearest line's, at most a pitch: a stray
+    tile's line weighs no more than a missed one."""
+    pitch = float(np.median(np.diff(columns)))
+    sightings = [
+        (seen, sure, lines)
+        for seen, sure, traced in homes
+        if (lines := _on_row(traced, columns, pitch))
+    ]
+    if len(sightings) < 2:
+        return []
+
+    def off(lines: list[float], chosen: Iterable[int]) -> float:
+        return min(1.0, min(_apart(x, columns, chosen) for x in lines) / pitch)
+
+    own = np.mean([off(lines, stacks) for _, _, lines in sightings])
+    for other in others:
+        fit = np.mean([off(lines, other) for _, _, lines in sightings])
+        if fit <= CUT.fits_other and own - fit >= CUT.fits_better:
+            return [
+                (seen, sure, min(other, key=lambda s: min(abs(x - columns[s]) for x in lines)))
+                for seen, sure, lines in sightings
+            ]
+    return []
+
+
+def _on_row(traced: list[float], columns: list[float], pitch: float) -> list[float]:
+    """The lines of a sighting that end on the stacks' row, a pitch either side of its ends
+    allowed; the others (infinite: not in the first half of a flight) point nowhere."""
+    return [x for x in traced if columns[0] - pitch <= x <= columns[-1] + pitch]
+
+
+def _apart(x: float, columns: list[float], chosen: Iterable[int]) -> float:
+    """How far a line ending at `x` on the stacks' row ends from the nearest chosen stack."""
+    return min(abs(x - columns[s]) for s in chosen)
+
+
+def _gone_by(group: int, arrivals: list[float], flying: list[float]) -> float | None:
+    """When the stacks a group empties must be gone: once its block has arrived, or sooner,
+    once a block has been seen in flight (`flying`) in two frames since the group before it
+    arrived (the frame it arrived in too: a tile out of the boxes then is the next block,
+    lifted as the last one landed; 700101's was, and its swap was alerted 1.2 s after the lift
+    instead of 0.8). A dealer who lifts the next block as the last one lands leaves a stack
+    taken out of turn standing only while that block flies: neighbouring stacks swapped in
+    `yat-dong-dong` (round 710156, to the far boxes) stood 0.7 s into the wrong flight and were
+    gone before it landed. None while neither has happened."""
+    if group > len(arrivals) + 1:
+        return None
+    since = arrivals[group - 2] if group > 1 else -np.inf
+    arrived = arrivals[group - 1] + CUT.late if group <= len(arrivals) else np.inf
+    seen = [s for s in flying if since <= s]
+    gone = min(seen[1] if len(seen) >= 2 else np.inf, arrived)
+    return None if gone == np.inf else float(gone)
+
+
+def _somewhere_new(
+    before: list[tuple[float, NDArray[np.float64], float]],
+    now: list[tuple[float, NDArray[np.float64], float]],
+) -> bool:
+    """Whether a tile seen `now` lies where no tile of `before` lay in the last second."""
+    if not now:
+        return False
+    t = now[0][0]
+    recent = [xy for _, xy, _ in takewhile(lambda s: s[0] >= t - 1.0, reversed(before))]
+    return any(all(np.linalg.norm(xy - q) > CARRIED.resting for q in recent) for _, xy, _ in now)
+
+
+def _home(xy: NDArray[np.float64], spot: NDArray[np.float64], row: float) -> float:
+    """Where on the stacks' row (its x) a tile seen at `xy` in flight to `spot` was lifted:
+    the line from the spot through the sighting, back to the row. Infinite for a sighting
+    that is not in the first half of a flight from the row, or whose line meets the row too
+    flat to tell its stacks apart (`CUT.shallow`). A tile beyond the row, on the dealer's side, is
+    not on its way to a box (740024, 740056: tiles moved there while a block flew made false
+    alerts)."""
+    dy = xy[1] - spot[1]
+    if abs(dy) < 1e-6 or (xy[1] - row) * (spot[1] - row) <= 0:
+        return float("inf")
+    x = spot[0] + (xy[0] - spot[0]) * (row - spot[1]) / dy
+    home = np.array([x, row])
+    if np.linalg.norm(xy - home) > 0.5 * np.linalg.norm(spot - home):
+        return float("inf")
+    if abs(xy[1] - row) < CUT.shallow * np.linalg.norm(xy - home):
+        return float("inf")
+    return float(x)

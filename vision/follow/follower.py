@@ -1,0 +1,233 @@
+"""The round follower: one per table camera, fed each analysed frame, raising alerts as soon as
+their evidence is steady and the round's record when the table clears."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+
+import numpy as np
+from numpy.typing import NDArray
+
+from vision.detections import Detections
+from vision.follow.base import (
+    DEALING,
+    HAND_ZONES,
+    PLAYER_ZONES,
+    ROUND,
+    K,
+    Phase,
+    Raised,
+    Round,
+    Streak,
+)
+from vision.follow.delivery import CUT, DeliveryPhase, Track
+from vision.follow.dice import DicePhase
+from vision.follow.exposure import ExposurePhase, FaceTrack, _follow_faces
+from vision.follow.hands import HandsPhase
+from vision.follow.judge import Judge
+from vision.follow.records import HandRecord, RoundRecord
+from vision.follow.view import View
+from vision.table import Locate, TableConfig
+
+
+class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
+    """Follows rounds at one table; one instance per camera."""
+
+    def __init__(
+        self,
+        table: TableConfig,
+        run: str = "live",
+        cut: str | None = None,
+        cut_options: Mapping[str, str] | None = None,
+    ) -> None:
+        self.table = table
+        self.run = run
+        self.locate = Locate(table)
+        cut_id = cut or table.cut
+        options = dict(cut_options if cut_options is not None else table.cut_options)
+        self.judge = Judge(table.rules, table.banker, cut_id, options)
+        self.cut = cut_id
+        self.cut_options = options
+        self.round: Round | None = None
+        self.rounds = 0
+        self.image: NDArray[np.uint8] | None = None
+        self.stacks_before: deque[list[NDArray[np.float64]]] = deque(maxlen=CUT.still_frames - 1)
+        self.faces: list[FaceTrack] = []
+        self.start = Streak(ROUND.steady)
+        self.midway = Streak(ROUND.steady)
+        self.idle = Streak(30)
+        self.to_dice = Streak(ROUND.steady)
+        self.to_setting = Streak(10)
+        self.to_exposure = Streak(2)
+        self.to_close = Streak(5)
+        self.arrivals = {zone: Streak(2) for zone in PLAYER_ZONES}
+        self.carried: list[Track] = []
+
+    def follow(
+        self, t: float, detections: Detections, image: NDArray[np.uint8] | None = None
+    ) -> list[Raised]:
+        """Take one analysed frame (detections in image pixels); return what it raised."""
+        self.image = image
+        seen = self.locate.locate(detections)
+        out: list[Raised] = []
+        view = View.of(seen, self.table)
+        previous = list(self.stacks_before)
+        self.stacks_before.append(view.stack_xy)
+        current = self.round
+        dealing = current is not None and bool(current.dice) and current.phase in DEALING
+        sightings = view.faces_xy + view.unread_while(dealing)
+        self.faces = _follow_faces(self.faces, sightings, [xy for xy, _, _ in view.backs_xy], t)
+        if current is None:
+            self._maybe_start(t, view)
+            current = self.round
+            if current is None:
+                return out
+        if self.idle.update(view.tiles == 0 and view.dice == 0, t):
+            return self._close(t, out, abandoned=current.phase != Phase.EXPOSURE)
+        phase = current.phase
+        if phase == Phase.SHUFFLE or (phase == Phase.DICE and not current.dice):
+            washing = phase == Phase.SHUFFLE and not view.dice
+            self._watch_exposed(t, K.EXPOSED_TILE_STACKING, out, dice_area=washing)
+        elif phase in (Phase.DICE, Phase.DELIVERY, Phase.SETTING):  # dice read: dealing is on
+            from_stacks = phase != Phase.SETTING and bool(view.backs.get("stack"))
+            self._watch_exposed(t, K.EXPOSED_TILE_DEALING, out, quick=from_stacks)
+        if phase in (Phase.SHUFFLE, Phase.DICE, Phase.DELIVERY) and current.watch_dice:
+            self._watch_dice(t, view, out)
+        if phase == Phase.SHUFFLE and self.to_dice.update(view.dice >= 1, t):
+            self._enter(Phase.DICE, self.to_dice.since)
+        if phase == Phase.DICE:
+            self._note_columns(view)
+            if any(view.backs.get(z, 0) for z in PLAYER_ZONES):
+                self._enter(Phase.DELIVERY, t)
+                phase = Phase.DELIVERY
+        if phase in (Phase.DICE, Phase.DELIVERY) and current.places:
+            self._note_flight(t, view)
+            self._note_standing(t, view, previous)
+        if phase == Phase.DELIVERY:
+            self._watch_delivery(t, view, out)
+            if self.to_setting.update(view.backs.get("stack", 0) == 0 and view.loose == 0, t):
+                self._enter(Phase.SETTING, self.to_setting.since)
+        if phase in (Phase.DELIVERY, Phase.SETTING):
+            self._watch_carried(t, view, out)
+        # A hand turned face up ends the setting, and the delivery too where a stray box kept
+        # the follower from seeing it end (a tile exposed while dealing is one face, not two).
+        dealt = phase == Phase.SETTING or (phase == Phase.DELIVERY and not view.backs.get("stack"))
+        if dealt and self.to_exposure.update(
+            max((view.faces.get(z, 0) for z in HAND_ZONES), default=0) >= 2, t
+        ):
+            self._enter(Phase.EXPOSURE, self.to_exposure.since)
+            phase = Phase.EXPOSURE
+        if phase == Phase.EXPOSURE:
+            self._watch_hands(t, seen, out)
+            if self.to_close.update(view.hand_tiles == 0, t):
+                return self._close(t, out, abandoned=False)
+        return out
+
+    def finish(self, t: float) -> list[Raised]:
+        """The video ended: close the round in progress (abandoned unless it was exposed)."""
+        if self.round is None:
+            return []
+        return self._close(t, [], abandoned=self.round.phase != Phase.EXPOSURE)
+
+    def _maybe_start(self, t: float, view: View) -> None:
+        washing = view.loose >= ROUND.washing
+        if self.start.update(
+            view.tiles >= 12 and (view.hand_tiles <= 2 or washing) and view.dice == 0, t
+        ):
+            self._open(self.start.since, complete=True, phase=Phase.SHUFFLE)
+            return
+        if not self.midway.update((view.dice >= 1 or view.hand_tiles >= 4) and not washing, t):
+            return
+        hand_faces = sum(view.faces.get(z, 0) for z in HAND_ZONES)
+        if hand_faces >= 2:
+            phase = Phase.EXPOSURE
+        elif view.hand_tiles and view.backs.get("stack", 0) == 0:
+            phase = Phase.SETTING
+        elif view.hand_tiles:
+            phase = Phase.DELIVERY
+        else:
+            phase = Phase.DICE
+        self._open(self.midway.since, complete=False, phase=phase)
+        round_ = self.round
+        assert round_ is not None
+        if phase != Phase.DICE:  # its dice and deliveries were missed: nothing to check them by
+            round_.watch_dice = False
+            round_.served = {int(z[1:]): t for z in PLAYER_ZONES if view.backs.get(z, 0)}
+
+    def _open(self, t: float, *, complete: bool, phase: Phase) -> None:
+        self.rounds += 1
+        self.round = Round(self.rounds, t, complete, phase, {phase.value: t})
+        for streak in (
+            self.idle,
+            self.to_dice,
+            self.to_setting,
+            self.to_exposure,
+            self.to_close,
+            *self.arrivals.values(),
+        ):
+            streak.count = 0
+
+    def _enter(self, phase: Phase, t: float) -> None:
+        assert self.round is not None
+        self.round.phase = phase
+        self.round.phases.setdefault(phase.value, t)
+
+    def _close(self, t: float, out: list[Raised], *, abandoned: bool) -> list[Raised]:
+        round_ = self.round
+        assert round_ is not None
+        if not abandoned and not round_.closed_checks:
+            self._judge_set(t, out)
+        hands: dict[str, HandRecord] = {}
+        settings = {}
+        for zone, watch in round_.watches.items():
+            if watch.final is None:
+                continue
+            hand = watch.final
+            position = self._position(zone)
+            record: dict[str, object] = {"tiles": list(hand.tiles)}
+            if hand.setting is not None:
+                settings[position] = hand.setting
+                record["high"] = [str(x) for x in hand.setting.high.tiles]
+                record["low"] = [str(x) for x in hand.setting.low.tiles]
+                try:
+                    check = self.judge.house_way(hand.setting)
+                    record["house_way"] = check.is_house_way
+                    record["house_way_setting"] = str(check.expected)
+                except ValueError:  # two of a face a set holds once
+                    pass
+            else:
+                record["high"], record["low"] = list(hand.groups[0]), list(hand.groups[1])
+            hands[str(position)] = HandRecord.model_validate(record)
+        outcomes = {}
+        bank = settings.get(self.table.banker)
+        if bank is not None:
+            for position, setting in settings.items():
+                if position != self.table.banker:
+                    try:
+                        outcomes[str(position)] = self.judge.outcome(setting, bank)
+                    except ValueError:
+                        continue
+        record_ = RoundRecord(
+            round_id=self._round_id(),
+            table_id=self.table.table_id,
+            rules=self.table.rules,
+            banker=self.table.banker,
+            started_s=round(round_.started_s, 3),
+            ended_s=None if abandoned else round(t, 3),
+            complete=round_.complete and not abandoned,
+            phases={k: round(v, 3) for k, v in round_.phases.items()},
+            dice=round_.dice,
+            dice_flat=round_.dice_flat,
+            cut=self.cut,
+            cut_options=self.cut_options,
+            required_first_position=round_.required_first,
+            first_position=round_.first_seen,
+            hands=hands,
+            outcomes=outcomes,
+            alerts=[a.id for a in round_.alerts],
+        )
+        out.append(Raised(record_))
+        self.round = None
+        self.start.count = self.midway.count = 0
+        return out

@@ -1,0 +1,237 @@
+"""The hands once turned face up: each box's tiles read over frames until steady, split high and
+low, and judged: foreign tiles, hand sizes, house way, missing tiles (`HandSettings`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from vision.detections import Detections
+from vision.follow.base import HAND_ZONES, ROUND, FollowerBase, K, Raised, Streak
+from vision.follow.exposure import FACES
+from vision.follow.judge import SetHand, is_face
+
+
+@dataclass(frozen=True)
+class HandSettings:
+    """Reading the hands once they are turned face up."""
+
+    held_read: float = 0.5
+    """In a hand lying face up (two or more of its faces read at `FACES.min_read`), a face read this
+    sure still counts: a tile at the hand's edge read at 0.5-0.8 frame after frame made a hand of
+    three and a false missing-tile alert (rounds 700023 and 700032). Out of an exposed hand the bar
+    stays `FACES.min_read`: a back lying across the layout's line read as `2-2` at 0.58-0.82 for
+    half a second while stacking (round 700057)."""
+
+
+HANDS = HandSettings()
+
+
+@dataclass
+class Slot:
+    """One exposed tile's place in a hand, with the labels read there over the frames."""
+
+    xy: NDArray[np.float64]
+    votes: Counter[str] = field(default_factory=Counter)
+    seen: int = 0
+
+    @property
+    def label(self) -> str:
+        return self.votes.most_common(1)[0][0]
+
+    @property
+    def agreement(self) -> float:
+        return self.votes[self.label] / max(sum(self.votes.values()), 1e-9)
+
+
+@dataclass
+class HandWatch:
+    """A hand zone during exposure: its tiles' places, read over frames until steady."""
+
+    axis: NDArray[np.float64]
+    slots: list[Slot] = field(default_factory=list)
+    steady: Streak = field(default_factory=lambda: Streak(ROUND.steady + 1))
+    last_count: int = -1
+    final: SetHand | None = None
+    final_t: float = 0.0
+
+    def update(self, xy: NDArray[np.float64], labels: list[str], scores: list[float]) -> None:
+        for point, label, score in zip(xy, labels, scores, strict=True):
+            near = [s for s in self.slots if np.linalg.norm(s.xy - point) < FACES.same_place]
+            slot = near[0] if near else Slot(point.copy())
+            if not near:
+                self.slots.append(slot)
+            slot.votes[label] += score
+            slot.seen += 1
+            slot.xy = 0.8 * slot.xy + 0.2 * point
+
+    def settle(self, count: int) -> SetHand:
+        """The hand: the `count` most-seen places, split at the widest gap along the zone."""
+        slots = sorted(self.slots, key=lambda s: -s.seen)[:count]
+        slots.sort(key=lambda s: float(s.xy @ self.axis))
+        along = [float(s.xy @ self.axis) for s in slots]
+        gaps = np.diff(along)
+        cut = int(np.argmax(gaps)) + 1 if len(gaps) else len(slots)
+        labels = [s.label for s in slots]
+        self.slots = slots
+        return SetHand.of(labels[:cut], labels[cut:])
+
+    @property
+    def agreement(self) -> float:
+        """How sure the hand's reading is: its least agreed tile's share of the readings."""
+        return min((s.agreement for s in self.slots), default=0.0)
+
+
+class HandsPhase(FollowerBase):
+    """The exposure: every hand read, set and judged."""
+
+    def _watch_hands(self, t: float, seen: Detections, out: list[Raised]) -> None:
+        round_ = self.round
+        assert round_ is not None
+        scores = seen.label_scores
+        for zone in HAND_ZONES:
+            faces = [
+                i
+                for i, z in enumerate(seen.zones)
+                if z == zone and is_face(seen.labels[i]) and scores[i] >= HANDS.held_read
+            ]
+            if sum(scores[i] >= FACES.min_read for i in faces) < 2:  # not a hand lying face up
+                faces = [i for i in faces if scores[i] >= FACES.min_read]
+            rows = _one_per_place(faces, seen.table_xy, scores)
+            watch = round_.watches.get(zone)
+            if watch is None:
+                if not rows:
+                    continue
+                watch = round_.watches[zone] = HandWatch(self._axis(zone))
+            if watch.final is not None:
+                continue
+            watch.update(
+                seen.table_xy[rows],
+                [seen.labels[i] for i in rows],
+                [float(scores[i]) for i in rows],
+            )
+            same = len(rows) == watch.last_count
+            watch.last_count = len(rows)
+            if watch.steady.update(same and len(rows) > 0, t):
+                watch.final = watch.settle(len(rows))
+                watch.final_t = watch.steady.since
+                self._judge_hand(zone, watch, t, out)
+        finals = [w for w in round_.watches.values() if w.final is not None]
+        if len(finals) == 8 and not round_.closed_checks:
+            self._judge_set(t, out)
+
+    def _axis(self, zone: str) -> NDArray[np.float64]:
+        polygon = self.locate.zones[zone]
+        edge = polygon[1] - polygon[0]
+        return np.asarray(edge / np.linalg.norm(edge), np.float64)
+
+    def _position(self, zone: str) -> int:
+        return self.table.banker if zone == "bank" else int(zone[1:])
+
+    def _judge_hand(self, zone: str, watch: HandWatch, t: float, out: list[Raised]) -> None:
+        round_ = self.round
+        assert round_ is not None and watch.final is not None
+        hand = watch.final
+        position = self._position(zone)
+        confidence = watch.agreement
+        since = watch.final_t
+        for face in hand.tiles:
+            round_.faces_seen[face] += 1
+        report = self.judge.integrity(list(round_.faces_seen.elements()), whole_set=False)
+        for tile, extra in report.foreign:
+            if str(tile) in hand.tiles:
+                self._alert(
+                    out,
+                    K.FOREIGN_TILE,
+                    position,
+                    f"at most {round_.faces_seen[str(tile)] - extra} x {tile}",
+                    f"{round_.faces_seen[str(tile)]} x {tile}",
+                    since,
+                    t,
+                    confidence,
+                    zone,
+                )
+        size = len(hand.tiles)
+        if size > 4 or (size == 4 and hand.setting is None):
+            shape = " + ".join(str(len(g)) for g in hand.groups if g)
+            self._alert(
+                out,
+                K.WRONG_HAND_SIZE,
+                position,
+                "4 tiles set 2 + 2",
+                f"{size} tiles set {shape}",
+                since,
+                t,
+                confidence,
+                zone,
+            )
+        elif size < 4:
+            round_.short_hands[zone] = size
+        house_set = zone == "bank" or position in self.table.house_way_positions
+        if house_set and hand.setting is not None:
+            check = self.judge.house_way(hand.setting)
+            if not check.is_house_way:
+                self._alert(
+                    out,
+                    K.HOUSE_WAY_VIOLATION,
+                    position,
+                    str(check.expected),
+                    str(hand.setting),
+                    since,
+                    t,
+                    confidence,
+                    zone,
+                    rule=f"{check.clause.ref}: {check.clause.summary}",
+                )
+
+    def _judge_set(self, t: float, out: list[Raised]) -> None:
+        """Every hand is exposed: tiles missing from the set, and short hands not explained by
+        them."""
+        round_ = self.round
+        assert round_ is not None
+        round_.closed_checks = True
+        total = sum(round_.faces_seen.values())
+        report = self.judge.integrity(list(round_.faces_seen.elements()), whole_set=True)
+        if total < 32:
+            missing = ", ".join(f"{tile} x{n}" for tile, n in report.missing)
+            self._alert(
+                out,
+                K.MISSING_TILE,
+                None,
+                "32 tiles",
+                f"{total} tiles; missing {missing}",
+                t,
+                t,
+                min(w.agreement for w in round_.watches.values() if w.final is not None),
+                "stack",
+                whole_frame=True,
+            )
+        short = sum(4 - n for n in round_.short_hands.values())
+        if short > 32 - total:
+            for zone, size in round_.short_hands.items():
+                self._alert(
+                    out,
+                    K.WRONG_HAND_SIZE,
+                    self._position(zone),
+                    "4 tiles",
+                    f"{size} tiles",
+                    round_.watches[zone].final_t,
+                    t,
+                    round_.watches[zone].agreement,
+                    zone,
+                )
+
+
+def _one_per_place(
+    rows: list[int], xy: NDArray[np.float64], scores: NDArray[np.float64]
+) -> list[int]:
+    """The surest reading at each place: two boxes on one tile (the detector sometimes gives
+    a tile two, a few pixels apart) are one tile, not two."""
+    kept: list[int] = []
+    for i in sorted(rows, key=lambda i: -scores[i]):
+        if all(np.linalg.norm(xy[i] - xy[j]) >= FACES.same_place for j in kept):
+            kept.append(i)
+    return sorted(kept)

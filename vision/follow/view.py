@@ -1,0 +1,103 @@
+"""One frame counted by zone: what every phase looks at."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from vision.detections import Detections
+from vision.follow.base import HAND_ZONES
+from vision.follow.delivery import CUT
+from vision.follow.dice import _flat_by_shape
+from vision.follow.exposure import DOUBTED, FACES, UNREAD, Sighting
+from vision.table import TableConfig
+
+
+@dataclass(frozen=True)
+class View:
+    """One frame, counted by zone: what the phase logic looks at."""
+
+    tiles: int
+    dice: int
+    loose: int
+    hand_tiles: int
+    backs: Mapping[str, int]
+    faces: Mapping[str, int]
+    stacks: list[tuple[NDArray[np.float64], float]]
+    """Each stack standing: its place and the detector's confidence in it."""
+    backs_xy: list[tuple[NDArray[np.float64], str, float]]
+    """Each face-down tile's place, zone and the detector's confidence in it."""
+    dice_read: list[tuple[str, NDArray[np.float64], float]]
+    faces_xy: list[Sighting]
+    unread_xy: list[tuple[str, NDArray[np.float64], str, float, float]]
+    """Tiles the detector boxes face up whose face the reader cannot tell (under `FACES.min_read`),
+    each with the reader's best guess of its face, its place and zone, the detector's confidence
+    and the reader's that it lies face up."""
+
+    def unread_while(self, dealing: bool) -> list[Sighting]:
+        """The unread tiles as sightings: while dealing, those the detector is sure lie face up
+        (`UNREAD`, `FACES.unread_face`); in any phase, those the reader takes for face up
+        (`DOUBTED`, `FACES.face_sure`)."""
+        sightings = []
+        for guess, xy, zone, detector, reader in self.unread_xy:
+            if dealing and detector >= FACES.unread_face:
+                sightings.append(Sighting(UNREAD, xy, zone, detector))
+            elif reader >= FACES.face_sure:
+                named = guess if reader >= FACES.guess_sure else ""
+                sightings.append(Sighting(DOUBTED, xy, zone, reader, named))
+        return sightings
+
+    @property
+    def stack_xy(self) -> list[NDArray[np.float64]]:
+        return [p for p, _ in self.stacks]
+
+    @classmethod
+    def of(cls, seen: Detections, table: TableConfig) -> View:
+        scores = seen.label_scores
+        backs: Counter[str] = Counter()
+        faces: Counter[str] = Counter()
+        stacks, dice_read, backs_xy, faces_xy, unread_xy = [], [], [], [], []
+        tiles = dice = loose = hand_tiles = 0
+        for i, label in enumerate(seen.labels):
+            zone = seen.zones[i]
+            if label.startswith("die-"):
+                if zone == "dice":
+                    dice += 1
+                    flat = (
+                        float(seen.flat[i])
+                        if len(seen.flat)
+                        else _flat_by_shape(table, seen.corners[i])
+                    )
+                    dice_read.append((label, seen.table_xy[i], flat))
+                continue
+            tiles += 1
+            loose += zone == ""
+            hand_tiles += zone in HAND_ZONES
+            if label == "back":
+                backs[zone] += 1
+                backs_xy.append((seen.table_xy[i], zone, float(seen.confidence[i])))
+                if zone == "stack" and seen.confidence[i] >= CUT.standing:
+                    stacks.append((seen.table_xy[i], float(seen.confidence[i])))
+            elif scores[i] >= FACES.min_read:
+                faces[zone] += 1
+                faces_xy.append(Sighting(label, seen.table_xy[i], zone, float(scores[i])))
+            else:
+                up = float(seen.face_up[i]) if len(seen.face_up) else 0.0
+                unread_xy.append((label, seen.table_xy[i], zone, float(seen.confidence[i]), up))
+        return cls(
+            tiles,
+            dice,
+            loose,
+            hand_tiles,
+            backs,
+            faces,
+            stacks,
+            backs_xy,
+            dice_read,
+            faces_xy,
+            unread_xy,
+        )

@@ -1,0 +1,40 @@
+"""The detector's classes, shared by every later stage: 21 tile faces, `back`, `die-1`..`die-6`;
+and where the pips lie on a tile's end, which the simulator draws and the room's pages show."""
+
+from __future__ import annotations
+
+FACES = (
+    "1-1",
+    "1-2",
+    "1-3",
+    "1-4",
+    "1-5",
+    "1-6",
+    "2-2",
+    "2-3",
+    "2-4",
+    "2-5",
+    "2-6",
+    "3-3",
+    "3-4",
+    "3-5",
+    "3-6",
+    "4-4",
+    "4-5",
+    "4-6",
+    "5-5",
+    "5-6",
+    "6-6",
+)
+CLASSES: tuple[str, ...] = (*FACES, "back", *(f"die-{v}" for v in range(1, 7)))
+CLASS_ID = {name: index for index, name in enumerate(CLASSES)}
+
+# Pip centres inside one end, (across, along) in 0..1, "along" measured from the tile's end.
+END_PIPS: dict[int, list[tuple[float, float]]] = {
+    1: [(0.5, 0.5)],
+    2: [(0.28, 0.3), (0.72, 0.3)],
+    3: [(0.25, 0.22), (0.5, 0.5), (0.75, 0.78)],
+    4: [(0.28, 0.28), (0.72, 0.28), (0.28, 0.72), (0.72, 0.72)],
+    5: [(0.25, 0.22), (0.75, 0.22), (0.5, 0.5), (0.25, 0.78), (0.75, 0.78)],
+    6: [(0.28, 0.2), (0.72, 0.2), (0.28, 0.5), (0.72, 0.5), (0.28, 0.8), (0.72, 0.8)],
+}
