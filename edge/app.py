@@ -219,11 +219,14 @@ class EdgeApp:
         if isinstance(self.source, LabelSource):
             return None
         source = self.source
-        check = check_models(
-            source.analyse  # each frame whole: nothing kept from one to the next
-            if isinstance(source, ModelSource)
-            else lambda image: source.detections(0, 0.0, image)
-        )
+        try:
+            check = check_models(
+                source.analyse  # each frame whole: nothing kept from one to the next
+                if isinstance(source, ModelSource)
+                else lambda image: source.detections(0, 0.0, image)
+            )
+        except FileNotFoundError as error:  # PAIGOW_MODELS without the frames shipped beside
+            raise ConfigError(f"{error} (models/selfcheck/, scripts/make_selfcheck.py)") from None
         if check.passed:
             log.info("the models read known frames right on this machine: %s", check)
         else:

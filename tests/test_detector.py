@@ -15,6 +15,7 @@ import pytest
 from vision.crops import CROP, LEAN_MARGIN, REFINED_LEAN_MARGIN, canonical, cut
 from vision.detections import Detections, polygon_iou
 from vision.detector import MODELS, Detector, Reader, _near_any, zoom_windows
+from vision.selfcheck import FRAMES, check_models
 from vision.synth.round import Studio, Timeline
 
 FRAME = Path(__file__).parent / "fixtures" / "frames" / "table-1080.jpg"
@@ -466,3 +467,25 @@ def test_the_refiner_picture_shows_dice_and_a_tile_before_and_after(tmp_path: Pa
     refiner_picture(IMAGES, tmp_path / "refiner.jpg")
     picture = cv2.imread(str(tmp_path / "refiner.jpg"))
     assert picture.shape == (2 * 320 + 12, 2 * 320 + 12, 3)
+
+
+def test_the_self_check_tells_a_right_reading_from_a_blind_one(tmp_path: Path) -> None:
+    """The box's start-up check on the frames shipped in models/selfcheck/: boxes exactly on
+    every known object pass, no boxes at all fail, and a missing folder says what is missing."""
+    known = json.loads((FRAMES / "objects.json").read_text())
+    truths = iter(known.values())
+
+    def exact(image: np.ndarray) -> Detections:
+        objects = next(truths)
+        return Detections(
+            np.array([o["corners"] for o in objects], np.float64),
+            np.ones(len(objects)),
+            tuple(o["label"] for o in objects),
+        )
+
+    right = check_models(exact)
+    assert right.passed and right.faces_read == right.faces and right.over_nothing == 0
+    blind = check_models(lambda image: Detections.empty())
+    assert not blind.passed and blind.faces_read == 0
+    with pytest.raises(FileNotFoundError, match="known frames are missing"):
+        check_models(exact, tmp_path)

@@ -61,7 +61,10 @@ class SelfCheck:
 
 def check_models(read: Read, frames: Path = FRAMES) -> SelfCheck:
     """Read the known full-table frames and count what came out right."""
-    known = json.loads((frames / "objects.json").read_text())
+    listing = frames / "objects.json"
+    if not listing.is_file():
+        raise FileNotFoundError(f"{listing}: the self-check's known frames are missing")
+    known = json.loads(listing.read_text())
     counts = np.zeros(5, int)
     for name, objects in known.items():
         image = cv2.imread(str(frames / name), cv2.IMREAD_COLOR)
