@@ -283,6 +283,9 @@ def cmd_synth_dataset(args: argparse.Namespace) -> int:
         raise UsageError("--close-ups is a share between 0 and 1")
     if not 0 <= args.cocked_dice <= 1:
         raise UsageError("--cocked-dice is a share between 0 and 1")
+    families = _families(args.families)
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
     card = write_dataset(
         Path(args.out),
         args.n,
@@ -290,6 +293,9 @@ def cmd_synth_dataset(args: argparse.Namespace) -> int:
         resolution=resolution,
         close_ups=args.close_ups,
         cocked_dice=args.cocked_dice,
+        families=families,
+        workers=args.workers,
+        progress=sys.stderr.isatty(),
     )
     labelled = sum(sum(c.values()) for c in card["objects"].values())
     return _emit(
@@ -298,6 +304,20 @@ def cmd_synth_dataset(args: argparse.Namespace) -> int:
         f"{args.n} images, {labelled} labelled objects in {args.out} "
         f"(card: {Path(args.out) / 'README.md'})",
     )
+
+
+def _families(text: str | None) -> tuple[str, ...]:
+    """`all`, `house`, or a comma-separated list of appearance families."""
+    from vision.synth.appearance import FAMILIES
+
+    if not text:
+        return ()
+    names = tuple(FAMILIES) if text == "all" else tuple(n.strip() for n in text.split(","))
+    unknown = [n for n in names if n != "house" and n not in FAMILIES]
+    if unknown or not names:
+        raise UsageError(f"--families: no family {', '.join(unknown) or '(none)'}; "
+                         f"one or more of house, {', '.join(FAMILIES)}, or all")  # fmt: skip
+    return names
 
 
 def cmd_synth_round(args: argparse.Namespace) -> int:
@@ -736,6 +756,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--cocked-dice", type=float, default=0.05, help="share of dice leaning on an edge"
     )
+    sub.add_argument(
+        "--families",
+        help="appearance families the images take turns in: 'all' or a comma-separated list of "
+        "house, classic, ivory, navy, charcoal, cream (default: the house look only)",
+    )
+    sub.add_argument("--workers", type=int, default=1, help="rendering processes (default 1)")
     sub = synth_command("round", cmd_synth_round, "Render a whole round: video + ground truth.")
     rules_option(sub)
     sub.add_argument(

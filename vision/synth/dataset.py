@@ -15,8 +15,12 @@ import json
 import os
 import shutil
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from functools import lru_cache
+from multiprocessing import get_context
+from multiprocessing.pool import Pool
 from pathlib import Path
 
 import cv2
@@ -25,6 +29,14 @@ from tqdm import tqdm
 
 from vision.labels import CLASS_ID, CLASSES
 from vision.layout import TableLayout
+from vision.synth.appearance import (
+    HOUSE,
+    LIGHT_FELTS,
+    appearance,
+    dress,
+    finish,
+    shadow_strength,
+)
 from vision.synth.render import Look, Renderer, Rendering
 from vision.synth.sampler import COCKED_DICE, random_camera, random_scene
 from vision.synth.textures import ClothStyle, Image, cloth_image, random_cloth
@@ -40,6 +52,7 @@ class Sample:
     resolution: tuple[int, int]
     motion_blur: int
     """Length of the whole frame's motion blur in pixels (a shaken camera), 0 when sharp."""
+    family: str = "house"
 
 
 @lru_cache(maxsize=CLOTHS)
@@ -66,27 +79,53 @@ def _renderer(seed: int, group: int, resolution: tuple[int, int] | None) -> Rend
     return Renderer(camera, _cloth(style), LAYOUT)
 
 
+def family_of(index: int, families: tuple[str, ...]) -> str:
+    """Image `index`'s appearance family: the families take turns, so every one of them is
+    in every stretch of a data set."""
+    return families[index % len(families)] if families else "house"
+
+
 def render_sample(
     seed: int,
     index: int,
     resolution: tuple[int, int] | None = None,
     close_ups: float = 0.35,
     cocked_dice: float = COCKED_DICE,
+    families: tuple[str, ...] = (),
 ) -> Sample:
     """Image `index` of the data set for `seed`: the same pixels whatever else is generated.
-    `close_ups` is the share of images that show one zone close up rather than the table."""
+    `close_ups` is the share of images that show one zone close up rather than the table.
+    With `families`, the scene is dressed in one of them (`family_of`); its look is drawn from a
+    stream of its own, so the scene's layout is the house image's."""
     rng = np.random.default_rng([seed, index])
     things = random_scene(rng, LAYOUT, cocked_dice)
+    family = family_of(index, families)
+    dressing = np.random.default_rng([seed, index, 0xFA])
+    look_of = appearance(family, dressing)
+    things = dress(things, look_of)
     if rng.random() < close_ups:  # a close-up of one zone: its own camera
         camera = random_camera(rng, LAYOUT, resolution, zone=True, things=things)
         styles = cloth_styles(seed)
         renderer = Renderer(camera, _cloth(styles[int(rng.integers(len(styles)))]), LAYOUT)
     else:
         renderer = _renderer(seed, index // IMAGES_PER_CAMERA, resolution)
+    if dressing.random() < look_of.scene.light_cloth:
+        renderer = Renderer(renderer.camera, _cloth(light_cloth(dressing)), LAYOUT)
     look = Look.random(rng)
+    if look_of is not HOUSE:
+        look = replace(look, shadow=shadow_strength(look_of.scene, dressing))
     rendering = renderer.render(things, look, rng)
+    if look_of is not HOUSE:
+        rendering = replace(rendering, image=finish(rendering.image, look_of.scene, dressing))
     width, height = renderer.camera.width, renderer.camera.height
-    return Sample(rendering, int(rng.integers(60, 96)), (width, height), look.blur)
+    return Sample(rendering, int(rng.integers(60, 96)), (width, height), look.blur, family)
+
+
+def light_cloth(rng: np.random.Generator) -> ClothStyle:
+    """A pale layout cloth with dark printing: dice on light surroundings were never found."""
+    felt = LIGHT_FELTS[int(rng.integers(len(LIGHT_FELTS)))]
+    ink = (40, 40, 40) if rng.random() < 0.6 else (30, 30, 140)
+    return ClothStyle(felt, ink, float(rng.uniform(3, 9)), int(rng.integers(1 << 30)))
 
 
 def yolo_lines(rendering: Rendering, width: int, height: int) -> tuple[list[str], list[str]]:
@@ -117,66 +156,31 @@ def write_dataset(
     resolution: tuple[int, int] | None = None,
     close_ups: float = 0.35,
     cocked_dice: float = COCKED_DICE,
+    families: tuple[str, ...] = (),
+    workers: int = 1,
     progress: bool = True,
 ) -> dict:  # type: ignore[type-arg]
-    """Render and write `n` images; returns the data-set card."""
+    """Render and write `n` images, on `workers` processes; returns the data-set card. The
+    images and their order do not depend on `workers`."""
     out.mkdir(parents=True, exist_ok=True)
+    for split in ("train", "val"):
+        for folder in ("images", "labels", "obb/labels"):
+            (out / folder / split).mkdir(parents=True, exist_ok=True)
     counts: dict[str, Counter[str]] = {"train": Counter(), "val": Counter()}
     resolutions: Counter[str] = Counter()
     images = {"train": 0, "val": 0}
-    with (out / "annotations.jsonl").open("w") as annotations:
-        for index in tqdm(range(n), desc="rendering", unit="img", disable=not progress):
-            split = "val" if (index * 7919 % 1000) < val_fraction * 1000 else "train"
-            sample = render_sample(seed, index, resolution, close_ups, cocked_dice)
-            width, height = sample.resolution
-            name = f"{index:06d}"
-            for folder in (
-                out / "images" / split,
-                out / "labels" / split,
-                out / "obb" / "labels" / split,
-            ):
-                folder.mkdir(parents=True, exist_ok=True)
-            cv2.imwrite(
-                str(out / "images" / split / f"{name}.jpg"),
-                sample.rendering.image,
-                [cv2.IMWRITE_JPEG_QUALITY, sample.jpeg_quality],
-            )
-            boxes, oriented = yolo_lines(sample.rendering, width, height)
-            (out / "labels" / split / f"{name}.txt").write_text("\n".join(boxes) + "\n")
-            (out / "obb" / "labels" / split / f"{name}.txt").write_text("\n".join(oriented) + "\n")
+    per_family: Counter[str] = Counter()
+    jobs = [(out, seed, index, val_fraction, resolution, close_ups, cocked_dice, families)
+            for index in range(n)]  # fmt: skip
+    with (out / "annotations.jsonl").open("w") as annotations, _pool(workers) as pool:
+        written = pool.imap(_write_image, jobs, chunksize=4) if pool else map(_write_image, jobs)
+        for entry in tqdm(written, total=n, desc="rendering", unit="img", disable=not progress):
+            split = entry["split"]
             images[split] += 1
-            resolutions[f"{width}x{height}"] += 1
-            objects = []
-            for label in sample.rendering.labels:
-                if label.label is None:
-                    continue
-                if label.labelled:
-                    counts[split][label.label] += 1
-                objects.append(
-                    {
-                        "label": label.label,
-                        "labelled": label.labelled,
-                        "visible": round(label.visible, 3),
-                        "box": [round(v, 2) for v in label.box],
-                        "corners": np.round(label.corners, 2).tolist(),
-                        "tags": {
-                            k: v for k, v in label.tags.items() if isinstance(v, str | int | float)
-                        },
-                    }
-                )
-            annotations.write(
-                json.dumps(
-                    {
-                        "image": f"images/{split}/{name}.jpg",
-                        "split": split,
-                        "width": width,
-                        "height": height,
-                        "motion_blur": sample.motion_blur,
-                        "objects": objects,
-                    }
-                )
-                + "\n"
-            )
+            resolutions[f"{entry['width']}x{entry['height']}"] += 1
+            per_family[entry["family"]] += 1
+            counts[split].update(o["label"] for o in entry["objects"] if o["labelled"])
+            annotations.write(json.dumps(entry) + "\n")
     link_images(out / "images", out / "obb" / "images")
     names = "\n".join(f"  {i}: '{c}'" for i, c in enumerate(CLASSES))
     for root in (out, out / "obb"):
@@ -188,6 +192,7 @@ def write_dataset(
         "images": images,
         "seed": seed,
         "resolutions": dict(resolutions),
+        "families": dict(per_family),
         "classes": list(CLASSES),
         "objects": {split: {c: counts[split][c] for c in CLASSES} for split in counts},
         "close_ups": close_ups,
@@ -195,11 +200,59 @@ def write_dataset(
         "command": f"paigow synth dataset --n {n} --out {out} --seed {seed}"
         + (f" --resolution {resolution[0]}x{resolution[1]}" if resolution else "")
         + (f" --close-ups {close_ups}" if close_ups != 0.35 else "")
-        + (f" --cocked-dice {cocked_dice}" if cocked_dice != COCKED_DICE else ""),
+        + (f" --cocked-dice {cocked_dice}" if cocked_dice != COCKED_DICE else "")
+        + (f" --families {','.join(families)}" if families else ""),
     }
     (out / "card.json").write_text(json.dumps(card, indent=2) + "\n")
     (out / "README.md").write_text(_card_markdown(card))
     return card
+
+
+@contextmanager
+def _pool(workers: int) -> Iterator[Pool | None]:
+    if workers <= 1:
+        yield None
+        return
+    with get_context("spawn").Pool(workers) as pool:
+        yield pool
+
+
+def _write_image(job: tuple) -> dict:  # type: ignore[type-arg]
+    """Render image `index`, write it and its labels; its annotation line."""
+    out, seed, index, val_fraction, resolution, close_ups, cocked_dice, families = job
+    split = "val" if (index * 7919 % 1000) < val_fraction * 1000 else "train"
+    sample = render_sample(seed, index, resolution, close_ups, cocked_dice, families)
+    width, height = sample.resolution
+    name = f"{index:06d}"
+    cv2.imwrite(
+        str(out / "images" / split / f"{name}.jpg"),
+        sample.rendering.image,
+        [cv2.IMWRITE_JPEG_QUALITY, sample.jpeg_quality],
+    )
+    boxes, oriented = yolo_lines(sample.rendering, width, height)
+    (out / "labels" / split / f"{name}.txt").write_text("\n".join(boxes) + "\n")
+    (out / "obb" / "labels" / split / f"{name}.txt").write_text("\n".join(oriented) + "\n")
+    objects = [
+        {
+            "label": label.label,
+            "labelled": label.labelled,
+            "visible": round(label.visible, 3),
+            "box": [round(v, 2) for v in label.box],
+            "corners": np.round(label.corners, 2).tolist(),
+            "tags": {k: v for k, v in label.tags.items() if isinstance(v, str | int | float)},
+        }
+        for label in sample.rendering.labels
+        if label.label is not None
+    ]
+    return {
+        "image": f"images/{split}/{name}.jpg",
+        "split": split,
+        "width": width,
+        "height": height,
+        "motion_blur": sample.motion_blur,
+        "family": sample.family,
+        "objects": objects,
+    }
 
 
 def link_images(source: Path, target: Path) -> None:

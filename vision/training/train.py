@@ -13,7 +13,7 @@ import os
 import shutil
 import warnings
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import cv2
@@ -54,42 +54,56 @@ DETECTOR_CROP = 320
 cut from the same half-size frames, with the objects at the size the detector will see."""
 
 
-def prepare_detector(datasets: list[Path], out: Path, val_images: int = 100) -> Path:
+def prepare_detector(datasets: list[Path], out: Path, val_images: int = 100,
+                     workers: int = 1) -> Path:  # fmt: skip
     """Cut each half-size frame into overlapping crops with three-class oriented labels;
     an object cut by a crop's edge keeps the part inside if at least half of it is in view.
     Returns the crops' data.yaml."""
     root = out / "detector-data"
     shutil.rmtree(root, ignore_errors=True)
+    for split in ("train", "val"):
+        (root / "images" / split).mkdir(parents=True, exist_ok=True)
+        (root / "labels" / split).mkdir(parents=True, exist_ok=True)
     entries = [(data, e) for data in datasets for e in _annotations(data)]
-    val_seen = 0
-    for data, entry in tqdm(entries, desc="detector crops", unit="img"):
-        split = entry["split"]
-        if split == "val":
-            if val_seen >= val_images:
-                continue
-            val_seen += 1
-        image = cv2.imread(str(data / entry["image"]))
-        small = cv2.resize(image, None, fx=DETECTOR_SCALE, fy=DETECTOR_SCALE,
-                           interpolation=cv2.INTER_AREA)  # fmt: skip
-        objects = [(detector_class(o["label"]), np.asarray(o["corners"]) * DETECTOR_SCALE)
-                   for o in entry["objects"] if o["labelled"]]  # fmt: skip
-        stem = f"{data.name}-{Path(entry['image']).stem}"
-        for x, y in _crop_origins(small.shape[1], small.shape[0]):
-            crop = small[y : y + DETECTOR_CROP, x : x + DETECTOR_CROP]
-            lines = [f"{cls} " + " ".join(f"{v:.6f}" for v in box.ravel())
-                     for cls, corners in objects
-                     if (box := _inside(corners - [x, y])) is not None]  # fmt: skip
-            name = f"{stem}-{x}-{y}"
-            (root / "images" / split).mkdir(parents=True, exist_ok=True)
-            (root / "labels" / split).mkdir(parents=True, exist_ok=True)
-            cv2.imwrite(str(root / "images" / split / f"{name}.jpg"), crop,
-                        [cv2.IMWRITE_JPEG_QUALITY, 95])  # fmt: skip
-            (root / "labels" / split / f"{name}.txt").write_text("\n".join(lines) + "\n")
+    dropped = set([i for i, (_, e) in enumerate(entries) if e["split"] == "val"][val_images:])
+    jobs = [(root, data, entry) for i, (data, entry) in enumerate(entries) if i not in dropped]
+    _each(_detector_crops, jobs, workers, "detector crops")
     names = "\n".join(f"  {i}: {c}" for i, c in enumerate(DETECTOR_CLASSES))
     (root / "data.yaml").write_text(
         f"path: {root.resolve()}\ntrain: images/train\nval: images/val\nnames:\n{names}\n"
     )
     return root / "data.yaml"
+
+
+def _each(work, jobs: list, workers: int, what: str) -> list:  # type: ignore[no-untyped-def, type-arg]
+    """`work` over `jobs` in order, on `workers` processes, with a progress bar."""
+    if workers <= 1:
+        return [work(job) for job in tqdm(jobs, desc=what, unit="img")]
+    from multiprocessing import get_context
+
+    with get_context("spawn").Pool(workers) as pool:
+        return list(tqdm(pool.imap(work, jobs, chunksize=8), total=len(jobs), desc=what,
+                         unit="img"))  # fmt: skip
+
+
+def _detector_crops(job: tuple[Path, Path, dict]) -> None:  # type: ignore[type-arg]
+    root, data, entry = job
+    split = entry["split"]
+    image = cv2.imread(str(data / entry["image"]))
+    small = cv2.resize(image, None, fx=DETECTOR_SCALE, fy=DETECTOR_SCALE,
+                       interpolation=cv2.INTER_AREA)  # fmt: skip
+    objects = [(detector_class(o["label"]), np.asarray(o["corners"]) * DETECTOR_SCALE)
+               for o in entry["objects"] if o["labelled"]]  # fmt: skip
+    stem = f"{data.name}-{Path(entry['image']).stem}"
+    for x, y in _crop_origins(small.shape[1], small.shape[0]):
+        crop = small[y : y + DETECTOR_CROP, x : x + DETECTOR_CROP]
+        lines = [f"{cls} " + " ".join(f"{v:.6f}" for v in box.ravel())
+                 for cls, corners in objects
+                 if (box := _inside(corners - [x, y])) is not None]  # fmt: skip
+        name = f"{stem}-{x}-{y}"
+        cv2.imwrite(str(root / "images" / split / f"{name}.jpg"), crop,
+                    [cv2.IMWRITE_JPEG_QUALITY, 95])  # fmt: skip
+        (root / "labels" / split / f"{name}.txt").write_text("\n".join(lines) + "\n")
 
 
 def _crop_origins(width: int, height: int) -> list[tuple[int, int]]:
@@ -123,34 +137,46 @@ DIE_COPIES = 2
 boxes."""
 
 
-def prepare_reader(datasets: list[Path], out: Path, per_class: int = 1500, seed: int = 0) -> Path:
+def prepare_reader(datasets: list[Path], out: Path, per_class: int = 1500, seed: int = 0,
+                   keep: Callable[[str], bool] | None = None,
+                   workers: int = 1) -> Path:  # fmt: skip
     """Crops of every labelled object, in the class folders ultralytics reads, from boxes moved
-    as the detector's are. Backs are capped like any other class."""
+    as the detector's are. Backs are capped like any other class. `keep` says which appearance
+    families' images are used (leave-one-family-out training and its measurement)."""
     root = out / "reader-data"
     shutil.rmtree(root, ignore_errors=True)
-    rng = np.random.default_rng(seed)
-    counts: dict[str, Counter[str]] = {"train": Counter(), "val": Counter()}
-    entries = [(data, e) for data in datasets for e in _annotations(data)]
-    for data, entry in tqdm(entries, desc="reader crops", unit="img"):
-        split = entry["split"]
-        cap = per_class if split == "train" else per_class // 5
-        wanted = [o for o in entry["objects"] if o["labelled"] and counts[split][o["label"]] < cap]
-        if not wanted:
-            continue
-        image = cv2.imread(str(data / entry["image"]))
-        for index, obj in enumerate(wanted):
-            die = obj["label"].startswith("die-")
-            folder = root / split / obj["label"]
-            folder.mkdir(parents=True, exist_ok=True)
-            for copy in range(DIE_COPIES if die else 1):
-                corners = jitter(np.asarray(obj["corners"], dtype=np.float64), rng, die)
-                name = f"{data.name}-{Path(entry['image']).stem}_{index}_{copy}.png"
-                cv2.imwrite(str(folder / name), cut(image, corners, die))
-                counts[split][obj["label"]] += 1
     for split in ("train", "val"):  # every class needs a folder, even if empty
         for label in CLASSES:
             (root / split / label).mkdir(parents=True, exist_ok=True)
+    counts: dict[str, Counter[str]] = {"train": Counter(), "val": Counter()}
+    jobs = []
+    for data in datasets:
+        for entry in _annotations(data):
+            if keep is not None and not keep(entry.get("family", "house")):
+                continue
+            split = entry["split"]
+            cap = per_class if split == "train" else per_class // 5
+            wanted = [o for o in entry["objects"]
+                      if o["labelled"] and counts[split][o["label"]] < cap]  # fmt: skip
+            if not wanted:
+                continue
+            counts[split].update(o["label"] for o in wanted)
+            jobs.append((root, data, entry, wanted, seed + len(jobs)))
+    _each(_reader_crops, jobs, workers, "reader crops")
     return root
+
+
+def _reader_crops(job: tuple[Path, Path, dict, list, int]) -> None:  # type: ignore[type-arg]
+    root, data, entry, wanted, seed = job
+    rng = np.random.default_rng(seed)
+    split = entry["split"]
+    image = cv2.imread(str(data / entry["image"]))
+    for index, obj in enumerate(wanted):
+        die = obj["label"].startswith("die-")
+        for copy in range(DIE_COPIES if die else 1):
+            corners = jitter(np.asarray(obj["corners"], dtype=np.float64), rng, die)
+            name = f"{data.name}-{Path(entry['image']).stem}_{index}_{copy}.png"
+            cv2.imwrite(str(root / split / obj["label"] / name), cut(image, corners, die))
 
 
 ROUND_SEEDS = 800_000
@@ -266,9 +292,10 @@ def _mine(args: tuple[int, Path, str]) -> Counter[str]:
     return counts
 
 
-def prepare_round_crops(root: Path, rounds: int, val_every: int = 10) -> Counter[str]:
+def prepare_round_crops(root: Path, rounds: int, val_every: int = 10,
+                        workers: int = 2) -> Counter[str]:  # fmt: skip
     """Adds crops mined from `rounds` simulated rounds to the reader's class folders (every
-    `val_every`-th round's to validation), two rounds at a time."""
+    `val_every`-th round's to validation), `workers` rounds at a time."""
     from multiprocessing import Pool
 
     for split in ("train", "val"):
@@ -277,7 +304,7 @@ def prepare_round_crops(root: Path, rounds: int, val_every: int = 10) -> Counter
     jobs = [(ROUND_SEEDS + i, root, "val" if i % val_every == val_every - 1 else "train")
             for i in range(rounds)]  # fmt: skip
     total: Counter[str] = Counter()
-    with Pool(2) as pool:
+    with Pool(workers) as pool:
         for counts in tqdm(pool.imap_unordered(_mine, jobs), total=rounds, desc="round crops",
                            unit="round"):  # fmt: skip
             total.update(counts)
@@ -647,7 +674,8 @@ def _onnx_weights(graph) -> dict[str, NDArray[np.float32]]:  # type: ignore[no-u
 
 
 def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
-                   batch: int = 16, weights: Path | None = None) -> Path:  # fmt: skip
+                   batch: int = 16, weights: Path | None = None, device: str = "cpu",
+                   workers: int = 2) -> Path:  # fmt: skip
     """From scratch, or on from an earlier run's checkpoint (CPU runs are short and resumed).
 
     Going on from a checkpoint, a fresh optimiser at the default rate and mosaics undid more than
@@ -661,8 +689,8 @@ def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
     fresh = {"mosaic": 1.0, "close_mosaic": 2, "warmup_epochs": 3.0}
     if weights:
         yolo.add_callback("on_train_batch_start", _hold_norm_statistics)
-    yolo.train(data=str(data_yaml), epochs=epochs, imgsz=DETECTOR_CROP, batch=batch, workers=2,
-               device="cpu", project=str(out), name="detector", exist_ok=True,
+    yolo.train(data=str(data_yaml), epochs=epochs, imgsz=DETECTOR_CROP, batch=batch,
+               workers=workers, device=device, project=str(out), name="detector", exist_ok=True,
                pretrained=str(weights) if weights else False,
                amp=False, plots=False, time=hours, degrees=180, fliplr=0.5, flipud=0.5,
                scale=0.25, patience=100, verbose=False,
@@ -685,7 +713,8 @@ def _hold_norm_statistics(trainer) -> None:  # type: ignore[no-untyped-def]
 
 
 def train_reader(crops: Path, out: Path, epochs: int, imgsz: int = CROP, name: str = "reader",
-                 flips: bool = False, weights: Path | None = None) -> Path:  # fmt: skip
+                 flips: bool = False, weights: Path | None = None, device: str = "cpu",
+                 workers: int = 2, hours: float | None = None) -> Path:  # fmt: skip
     """A classifier of crops by class folder, from scratch or on from a checkpoint (at a low
     rate, each norm's statistics held, as the detector goes on). A die leans or lies flat
     whichever way it is mirrored, so the flatness reader also sees flipped crops."""
@@ -694,10 +723,11 @@ def train_reader(crops: Path, out: Path, epochs: int, imgsz: int = CROP, name: s
     going_on = {"optimizer": "AdamW", "lr0": 0.0001, "lrf": 0.2, "warmup_epochs": 0.0}
     if weights:
         yolo.add_callback("on_train_batch_start", _hold_norm_statistics)
-    yolo.train(data=str(crops), epochs=epochs, imgsz=imgsz, batch=128, workers=2, device="cpu",
-               project=str(out), name=name, exist_ok=True, pretrained=bool(weights), amp=False,
-               plots=False, fliplr=0.5 if flips else 0.0, erasing=0.0, auto_augment=None,
-               verbose=False, **(going_on if weights else {}))  # fmt: skip
+    yolo.train(data=str(crops), epochs=epochs, imgsz=imgsz, batch=128, workers=workers,
+               device=device, time=hours, project=str(out), name=name, exist_ok=True,
+               pretrained=bool(weights), amp=False, plots=False, fliplr=0.5 if flips else 0.0,
+               erasing=0.0, auto_augment=None, verbose=False,
+               **(going_on if weights else {}))  # fmt: skip
     best = Path(yolo.trainer.save_dir) / "weights" / "best.pt"
     exported = _yolo()(str(best)).export(format="onnx", imgsz=imgsz, simplify=True, dynamic=True)
     return Path(exported)

@@ -1,0 +1,158 @@
+"""Appearance families: the house look untouched, each family a distribution that really varies
+what real sets vary, every option in at least two families (so leaving one out is a fair test),
+real dice labels converted right, and the crop measurement able to say "wrong"."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.crops import cut
+from vision.synth.appearance import FAMILIES, HOUSE, appearance, dress, tile_face
+from vision.synth.dataset import render_sample, write_dataset
+from vision.synth.scene import tile
+from vision.synth.textures import tile_face as house_tile_face
+
+FIVE = tuple(FAMILIES)
+
+
+def test_the_house_look_renders_what_it_always_rendered() -> None:
+    plain = render_sample(11, 3, (1280, 720))
+    housed = render_sample(11, 3, (1280, 720), families=("house",))
+    assert np.array_equal(plain.rendering.image, housed.rendering.image)
+    assert housed.family == "house"
+
+
+def test_a_family_keeps_the_scene_and_changes_the_look() -> None:
+    plain = render_sample(11, 1, (1280, 720), close_ups=0.0)
+    dressed = render_sample(11, 1, (1280, 720), close_ups=0.0, families=("ivory",))
+    assert dressed.family == "ivory"
+    assert [lb.label for lb in plain.rendering.labels] == [
+        lb.label for lb in dressed.rendering.labels
+    ]
+    assert not np.array_equal(plain.rendering.image, dressed.rendering.image)
+
+
+@pytest.mark.parametrize("index", range(10))
+def test_families_take_turns(index: int) -> None:
+    sample = render_sample(5, index, (640, 360), close_ups=0.0, families=FIVE)
+    assert sample.family == FIVE[index % len(FIVE)]
+
+
+def _options(family: str, draws: int = 60) -> dict[str, set[object]]:
+    seen: dict[str, set[object]] = defaultdict(set)
+    for k in range(draws):
+        look = appearance(family, np.random.default_rng([k, 7]))
+        seen["double_three"].add(look.tiles.double_three)
+        seen["one"].add(look.tiles.one)
+        seen["six_red"].add(look.tiles.six_red)
+        seen["finish"].add(look.tiles.finish)
+        seen["ivory"].add(look.tiles.body[2] > 150)
+        seen["asian_dice"].add(look.dice.asian)
+    return seen
+
+
+def test_every_option_is_in_at_least_two_families() -> None:
+    """Leave-one-family-out measures an unseen combination, never an unseen option."""
+    per_family = {f: _options(f) for f in FAMILIES}
+    for aspect in ("double_three", "one", "six_red", "finish", "ivory", "asian_dice"):
+        every = set().union(*(seen[aspect] for seen in per_family.values()))
+        assert len(every) >= 2, f"{aspect} never varies"
+        for option in every:
+            holders = [f for f, seen in per_family.items() if option in seen[aspect]]
+            assert len(holders) >= 2, f"{aspect}={option} only in {holders}"
+
+
+def _pip_mask(sprite: np.ndarray, body: tuple[int, int, int]) -> np.ndarray:
+    colour = sprite[..., :3].astype(int)
+    return np.abs(colour - np.array(body)).sum(axis=2) > 120
+
+
+def test_the_double_three_layouts_differ_where_the_pips_sit() -> None:
+    look = appearance("ivory", np.random.default_rng(0)).tiles
+    assert look.double_three == "centre-line"
+    ends = tile_face("3-3", type(look)(**{**look.__dict__, "double_three": "ends"}))
+    centre = tile_face("3-3", look)
+    centre_column = _pip_mask(centre, look.body)[:, 20:28].sum()
+    ends_column = _pip_mask(ends, look.body)[:, 20:28].sum()
+    assert centre_column > 1.5 * ends_column  # four pips on the centre line, not two
+
+
+def test_dressing_repaints_tiles_and_resizes_dice() -> None:
+    scene = [tile("1-3", 0, 500, 0.0), tile("4-4", 40, 500, 0.0, face_up=False)]
+    look = appearance("navy", np.random.default_rng(3))
+    dressed = dress(scene, look)
+    assert dressed[0].top is tile_face("1-3", look.tiles)
+    assert dressed[0].top is not house_tile_face("1-3")
+    assert dressed[0].size[1] <= scene[0].size[1]
+    assert dress(scene, HOUSE) is scene
+
+
+def test_a_data_set_is_the_same_on_two_processes(tmp_path: Path) -> None:
+    one = write_dataset(tmp_path / "one", 6, 3, resolution=(640, 360), families=FIVE,
+                        progress=False)  # fmt: skip
+    two = write_dataset(tmp_path / "two", 6, 3, resolution=(640, 360), families=FIVE, workers=2,
+                        progress=False)  # fmt: skip
+    assert one["families"] == two["families"] == {f: 1 for f in FIVE} | {"classic": 2}
+    for image in sorted((tmp_path / "one" / "images").rglob("*.jpg")):
+        twin = tmp_path / "two" / image.relative_to(tmp_path / "one")
+        assert image.read_bytes() == twin.read_bytes()
+    lines = (tmp_path / "two" / "annotations.jsonl").read_text().splitlines()
+    assert [json.loads(x)["family"] for x in lines] == [FIVE[i % 5] for i in range(6)]
+
+
+def test_real_dice_labels_become_corners() -> None:
+    from scripts.fetch_real_dice import corners_of
+
+    cls, corners = corners_of("2 0.5 0.25 0.2 0.1", 640, 640)
+    assert cls == 2
+    assert np.allclose(corners, [[256, 128], [384, 128], [384, 192], [256, 192]])
+
+
+def test_crop_accuracy_tells_right_reads_from_wrong_ones(tmp_path: Path) -> None:
+    from vision.training.families import crop_accuracy
+
+    sample = render_sample(4242, 0, (1920, 1080), close_ups=0.0)
+    faces = [lb for lb in sample.rendering.labels
+             if lb.labelled and lb.visible > 0.95 and lb.label not in ("back",)
+             and not lb.label.startswith("die-")][:6]  # fmt: skip
+    assert len(faces) >= 3
+    for name, shift in (("right", 0), ("wrong", 1)):
+        for k, lb in enumerate(faces):
+            others = sorted({f.label for f in faces} - {lb.label})
+            label = lb.label if shift == 0 else others[0]
+            folder = tmp_path / name / str(label)
+            folder.mkdir(parents=True, exist_ok=True)
+            cv2.imwrite(str(folder / f"{k}.png"), cut(sample.rendering.image, lb.corners, False))
+    right = crop_accuracy(Path("models/reader.onnx"), tmp_path / "right")["by_kind"]["faces"]
+    wrong = crop_accuracy(Path("models/reader.onnx"), tmp_path / "wrong")["by_kind"]["faces"]
+    assert right["accuracy"] >= 0.8
+    assert wrong["accuracy"] <= 0.2
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (["--families", "marble"], "no family marble"),
+        (["--families", "ivory", "--workers", "0"], "--workers must be at least 1"),
+    ],
+)
+def test_bad_family_options_are_one_line_errors(
+    tmp_path: Path, flags: list[str], says: str
+) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "paigow.cli", "synth", "dataset", "--n", "1", "--out",
+         str(tmp_path / "x"), *flags],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert says in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "x").exists()

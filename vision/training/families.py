@@ -1,0 +1,267 @@
+"""Training on every appearance family, and the number that predicts a new casino: each
+family's tiles and dice read by a reader trained without that family.
+
+`python3 -m vision.training.families --out runs/gpu --results OUT --seconds 500` is what
+`scripts/train-gpu` runs on a GPU machine: it renders a family data set with every core,
+goes on training the shipped detector and reader on it (plus real dice photographs, when
+`--real-dice` names their crops, and crops mined from simulated rounds), then trains one
+reader per family without it and reads that family's crops with it. Each result is written
+to `--results` the moment it exists, so a run cut short keeps what it finished.
+
+`python3 -m vision.training.families --measure MODEL --crops FOLDER` reads a folder of class
+crops (as `scripts/fetch_real_dice.py` writes them) with a reader and prints its accuracy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import cv2
+import numpy as np
+import onnxruntime as ort
+
+from vision.crops import CROP
+from vision.detector import MODELS, names_of
+from vision.synth.appearance import FAMILIES
+
+SEED = 31_000
+"""The family data set's seed: apart from every other data set's (`docs/accuracy.md`)."""
+REAL_PER_CLASS = {"train": 1000, "val": 150}
+"""Real die crops added to the reader's folders per value: as many as a face's synthetic
+crops, so real photographs teach without crowding out the renderer's dice."""
+HELD_PER_CLASS = 200
+"""A left-out family's crops measured per class (train and val images alike: none trained)."""
+
+
+def crop_accuracy(model: Path, root: Path) -> dict[str, object]:
+    """Read every crop under `root` (any depth, class folder = label) with the reader at
+    `model`, choosing among die values for die crops and among tile classes for the rest, as
+    `vision.detector.Reader` does. Right and total by kind (faces, back, dice) and by class,
+    with the commonest misreads."""
+    session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    names = names_of(session.get_modelmeta().custom_metadata_map["names"])
+    dice = np.array([i for i, n in names.items() if n.startswith("die-")])
+    tiles = np.array([i for i, n in names.items() if not n.startswith("die-")])
+    paths = sorted(p for p in root.rglob("*") if p.suffix in (".png", ".jpg"))
+    right: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    wrong: Counter[str] = Counter()
+    for start in range(0, len(paths), 256):
+        batch = paths[start : start + 256]
+        crops = [cv2.imread(str(p)) for p in batch]
+        blob = cv2.dnn.blobFromImages(crops, 1 / 255, (CROP, CROP), swapRB=True)
+        probs = session.run(None, {session.get_inputs()[0].name: blob})[0]
+        for path, row in zip(batch, probs, strict=True):
+            truth = path.parent.name
+            allowed = dice if truth.startswith("die-") else tiles
+            read = names[int(allowed[int(np.argmax(row[allowed]))])]
+            total[truth] += 1
+            right[truth] += read == truth
+            if read != truth:
+                wrong[f"{truth}->{read}"] += 1
+
+    def kind(label: str) -> str:
+        return "dice" if label.startswith("die-") else "back" if label == "back" else "faces"
+
+    by_kind: dict[str, list[int]] = {}
+    for label, count in total.items():
+        seen = by_kind.setdefault(kind(label), [0, 0])
+        seen[0] += right[label]
+        seen[1] += count
+    return {
+        "by_kind": {
+            k: {"right": r, "total": t, "accuracy": r / t} for k, (r, t) in by_kind.items()
+        },
+        "by_class": {k: [right[k], total[k]] for k in sorted(total)},
+        "misreads": dict(wrong.most_common(8)),
+    }
+
+
+def add_real_dice(crops: Path, real: Path, seed: int = 0) -> Counter[str]:
+    """Copy up to REAL_PER_CLASS real die crops per value into the reader's folders."""
+    rng = random.Random(seed)
+    added: Counter[str] = Counter()
+    for split, cap in REAL_PER_CLASS.items():
+        for folder in sorted((real / split).glob("die-*")):
+            files = sorted(folder.iterdir())
+            rng.shuffle(files)
+            for path in files[:cap]:
+                shutil.copy2(path, crops / split / folder.name / f"real-{path.name}")
+                added[split] += 1
+    return added
+
+
+class Budget:
+    """Seconds left of the run, and a log line with the time for every step."""
+
+    def __init__(self, seconds: float, results: Path) -> None:
+        self.start, self.seconds, self.results = time.monotonic(), seconds, results
+        results.mkdir(parents=True, exist_ok=True)
+
+    def left(self) -> float:
+        return self.seconds - (time.monotonic() - self.start)
+
+    def log(self, line: str) -> None:
+        stamped = f"[{time.monotonic() - self.start:6.0f} s] {line}"
+        print(stamped, flush=True)
+        with (self.results / "run.log").open("a") as log:
+            log.write(stamped + "\n")
+
+    def save(self, name: str, value: object) -> None:
+        (self.results / name).write_text(json.dumps(value, indent=2) + "\n")
+
+
+def run(out: Path, results: Path, seconds: float, images: int, real: Path | None,
+        rounds: int, device: str, detector: bool = True) -> int:  # fmt: skip
+    """Everything `scripts/train-gpu` does; the leave-one-family-out readers train in processes
+    of their own beside the detector and the full reader, on the same GPU."""
+    from vision.synth.dataset import write_dataset
+    from vision.training.train import (
+        prepare_detector,
+        prepare_round_crops,
+        train_detector,
+        train_reader,
+    )
+
+    budget = Budget(seconds, results)
+    workers = os.cpu_count() or 2
+    data = out / "families"
+    card = write_dataset(data, images, SEED, families=("house", *FAMILIES), workers=workers,
+                         progress=False)  # fmt: skip
+    budget.log(f"rendered {images} images: {card['families']}")
+    det_yaml = prepare_detector([data], out, workers=workers) if detector else None
+    crops = reader_data(data, out / "reader", None, real, workers)
+    reader_start = going_on(MODELS / "reader.onnx", crops / "train", out / "reader.pt")
+    budget.log("detector and reader crops cut")
+    share = 0.6 if detector else 1.0
+    lofo_hours = max(min(budget.left() * share - 70, 240), 30) / 3600
+    left_out = {
+        family: subprocess.Popen(
+            [sys.executable, "-m", "vision.training.families", "--leave-out", family,
+             "--data", str(data), "--out", str(out / f"without-{family}"), "--start",
+             str(reader_start), "--hours", str(lofo_hours), "--device", device,
+             *(["--real-dice", str(real)] if real else [])],
+            stdout=(out / f"without-{family}.log").open("w"), stderr=subprocess.STDOUT)
+        for family in FAMILIES
+    }  # fmt: skip
+    if detector:
+        start = going_on(MODELS / "detector.onnx", det_yaml.parent / "images" / "train",
+                         out / "detector.pt")  # fmt: skip
+        detector_hours = max(budget.left() * 0.4, 60) / 3600
+        trained = train_detector(det_yaml, out, epochs=100, hours=detector_hours, batch=64,
+                                 weights=start, device=device, workers=workers // 2)  # fmt: skip
+        shutil.copy2(trained, results / "detector-fp32.onnx")
+        budget.log(f"detector trained ({detector_hours * 60:.1f} min)")
+    if rounds:
+        mined = prepare_round_crops(crops, rounds, workers=workers // 2)
+        budget.log(f"crops mined from {rounds} rounds: {sum(mined.values())}")
+    reader_hours = max(budget.left() - 70, 40) / 3600
+    reader = train_reader(crops, out / "reader", epochs=8, weights=reader_start, device=device,
+                          workers=workers // 2, hours=reader_hours)  # fmt: skip
+    shutil.copy2(reader, results / "reader.onnx")
+    budget.log("reader trained on every family")
+    measured: dict[str, object] = {}
+    for family, process in left_out.items():
+        try:
+            process.wait(timeout=max(budget.left() - 15, 1))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            budget.log(f"{family} left out: not finished in time")
+            continue
+        done = out / f"without-{family}" / "measured.json"
+        if not done.exists():
+            budget.log(f"{family} left out: failed (see its log)")
+            continue
+        measured[family] = json.loads(done.read_text())
+        held = out / f"without-{family}" / "held"
+        measured[family]["trained_on_all"] = crop_accuracy(results / "reader.onnx", held)  # type: ignore[index]
+        budget.save("families.json", measured)
+        kinds = measured[family]["left_out"]["by_kind"]  # type: ignore[index]
+        budget.log(f"{family} left out: " + json.dumps(
+            {k: round(v["accuracy"], 4) for k, v in kinds.items()}))  # fmt: skip
+    budget.log("done")
+    return 0
+
+
+def reader_data(data: Path, root: Path, keep, real: Path | None, workers: int) -> Path:  # type: ignore[no-untyped-def]
+    from vision.training.train import prepare_reader
+
+    crops = prepare_reader([data], root, keep=keep, workers=workers)
+    if real is not None:
+        add_real_dice(crops, real)
+    return crops
+
+
+def going_on(model: Path, shown: Path, out: Path) -> Path:
+    """A trainable checkpoint of a shipped model, its norms measured on 256 crops under `shown`."""
+    from vision.training.train import checkpoint_from_onnx
+
+    pictures = sorted(p for p in shown.rglob("*") if p.suffix in (".jpg", ".png"))
+    return checkpoint_from_onnx(model, pictures[:: max(1, len(pictures) // 256)], out)
+
+
+def leave_out(family: str, data: Path, out: Path, start: Path, hours: float, device: str,
+              real: Path | None) -> int:  # fmt: skip
+    """Train a reader on every family but `family` and read `family`'s crops with it."""
+    from vision.training.train import prepare_reader, train_reader
+
+    held = prepare_reader([data], out / "held-data", per_class=HELD_PER_CLASS,
+                          keep=lambda f: f == family, workers=2)  # fmt: skip
+    shutil.rmtree(out / "held", ignore_errors=True)
+    held.rename(out / "held")
+    crops = reader_data(data, out, lambda f: f != family, real, 2)
+    model = train_reader(crops, out, epochs=5, weights=start, device=device, workers=2,
+                         hours=hours)  # fmt: skip
+    measured = {
+        "left_out": crop_accuracy(model, out / "held"),
+        "shipped": crop_accuracy(MODELS / "reader.onnx", out / "held"),
+    }
+    (out / "measured.json").write_text(json.dumps(measured, indent=2) + "\n")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="runs/families", help="working folder (never committed)")
+    parser.add_argument("--results", default="runs/families/results")
+    parser.add_argument("--seconds", type=float, default=500, help="time for the whole run")
+    parser.add_argument("--images", type=int, default=3600)
+    parser.add_argument("--real-dice", help="crops from scripts/fetch_real_dice.py (train, val)")
+    parser.add_argument("--rounds", type=int, default=32, help="simulated rounds mined for crops")
+    parser.add_argument("--device", default="0", help="'cpu' or a CUDA device number")
+    parser.add_argument("--no-detector", action="store_true", help="train the readers only")
+    parser.add_argument("--measure", help="a reader to measure on --crops instead of training")
+    parser.add_argument("--crops", help="class folders of crops to measure on")
+    parser.add_argument("--leave-out", choices=tuple(FAMILIES), help=argparse.SUPPRESS)
+    parser.add_argument("--data", help=argparse.SUPPRESS)
+    parser.add_argument("--start", help=argparse.SUPPRESS)
+    parser.add_argument("--hours", type=float, default=0.05, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    real = Path(args.real_dice) if args.real_dice else None
+    if args.leave_out:
+        return leave_out(args.leave_out, Path(args.data), Path(args.out), Path(args.start),
+                         args.hours, args.device, real)  # fmt: skip
+    if args.measure:
+        if not args.crops or not Path(args.crops).is_dir():
+            print("--measure needs --crops FOLDER of class folders", file=sys.stderr)
+            return 2
+        print(json.dumps(crop_accuracy(Path(args.measure), Path(args.crops)), indent=2))
+        return 0
+    if real is not None and not (real / "train").is_dir():
+        print(f"--real-dice: no train/ folder in {real}", file=sys.stderr)
+        return 2
+    return run(Path(args.out), Path(args.results), args.seconds, args.images, real, args.rounds,
+               args.device, detector=not args.no_detector)  # fmt: skip
+
+
+if __name__ == "__main__":
+    sys.exit(main())
