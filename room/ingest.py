@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import queue
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -23,11 +25,71 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
+from pydantic import ValidationError
 
-from edge.messages import Health, Status
+from edge.messages import Envelope, Health, Status
 from room.store import Store, StoreError
+from vision.follow.records import Alert, RoundRecord
 
 log = logging.getLogger("paigow.ingest")
+
+
+MAX_PAYLOAD = 1_048_576
+"""Bytes: an alert with its evidence crop is 10-60 KB; a megabyte is past any honest message."""
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
+"""Table ids and message ids: what the boxes write (uuids, `t1`, `floor-2.t14`), 64 at most."""
+MAX_SEQ = 2**53
+"""Past this a sequence number no longer survives a JSON reader's doubles."""
+FUTURE_S = 86_400.0
+"""A box's clock may be minutes off, never a day ahead: a report from the far future would
+hide every real one after it."""
+
+
+class RefusedError(ValueError):
+    """A message ingest will not store: the reason goes to the dead letters."""
+
+
+def _first_error(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "message"
+    return f"{where}: {first['msg']}"
+
+
+def check_envelope(topic: str, payload: bytes | bytearray, now: float) -> dict[str, Any]:
+    """The envelope in `payload` if this topic's table may publish it; else `RefusedError`."""
+    if len(payload) > MAX_PAYLOAD:
+        raise RefusedError(f"{len(payload)} bytes, more than {MAX_PAYLOAD}")
+    try:
+        data = json.loads(payload)
+    except RecursionError:
+        raise RefusedError("JSON nested too deep") from None
+    except ValueError:
+        raise RefusedError("not JSON") from None
+    try:
+        envelope = Envelope.model_validate(data)
+    except ValidationError as error:
+        raise RefusedError(_first_error(error)) from None
+    _, _, table_id, kind = topic.rsplit("/", 3)
+    if envelope.table_id != table_id:
+        raise RefusedError(
+            f"table_id {envelope.table_id[:64]!r} published on table {table_id}'s topic"
+        )
+    if envelope.kind != kind:
+        raise RefusedError(f"a {envelope.kind} published on a {kind} topic")
+    if type(data["seq"]) is not int or envelope.seq > MAX_SEQ:
+        raise RefusedError(f"seq {str(data['seq'])[:32]} is not a whole number from 1 to 2**53")
+    if not NAME.fullmatch(envelope.message_id) or not NAME.fullmatch(envelope.table_id):
+        raise RefusedError("message_id or table_id not 1-64 letters, digits and _.:-")
+    if not math.isfinite(envelope.produced_at) or envelope.produced_at > now + FUTURE_S:
+        raise RefusedError(f"produced_at {envelope.produced_at} is not a time up to a day from now")
+    model = Alert if envelope.kind == "alert" else RoundRecord
+    try:
+        body = model.model_validate(envelope.body)
+    except ValidationError as error:
+        raise RefusedError(f"body.{_first_error(error)}") from None
+    if body.table_id != envelope.table_id:
+        raise RefusedError(f"body of table {body.table_id[:64]!r} in table {table_id}'s envelope")
+    return data  # type: ignore[no-any-return]
 
 
 @dataclass
@@ -141,20 +203,24 @@ class Ingest:
     def _store(self, messages: list[mqtt.MQTTMessage]) -> None:
         envelopes: list[dict[str, Any]] = []
         readable: list[mqtt.MQTTMessage] = []
+        now = time.time()
         for message in messages:
             if message.topic.endswith(("/status", "/health")):
                 self._note(message)
                 continue
             try:
-                envelopes.append(json.loads(message.payload))
+                envelopes.append(check_envelope(message.topic, message.payload, now))
                 readable.append(message)
-            except ValueError:
-                self.stats.rejected += 1
-                log.error("not JSON on %s: dropped", message.topic)
-        for message, result in zip(readable, self.store.ingest_many(envelopes), strict=True):
+            except RefusedError as reason:
+                self._refuse(message, str(reason))
+        try:
+            results = self.store.ingest_many(envelopes)
+        except Exception:  # the batch could not be stored: each alone, so one bad row costs one
+            log.exception("a batch of %d failed; storing each alone", len(envelopes))
+            results = [self._ingest_alone(envelope) for envelope in envelopes]
+        for message, result in zip(readable, results, strict=True):
             if isinstance(result, StoreError):
-                self.stats.rejected += 1
-                log.error("rejected a message on %s: %s", message.topic, result)
+                self._refuse(message, f"store: {result}")
             elif result.stored:
                 self.stats.stored += 1
             else:
@@ -162,17 +228,41 @@ class Ingest:
         for message in messages:  # acknowledged only once committed
             self.client.ack(message.mid, message.qos)
 
+    def _ingest_alone(self, envelope: dict[str, Any]) -> Any:
+        try:
+            return self.store.ingest_many([envelope])[0]
+        except Exception as error:  # kept as a dead letter, never a stop
+            return StoreError(f"{type(error).__name__}: {str(error).splitlines()[0][:200]}")
+
+    def _refuse(self, message: mqtt.MQTTMessage, reason: str) -> None:
+        """Count it, log it once, keep it (bounded) as a dead letter; ingest carries on."""
+        self.stats.rejected += 1
+        log.error("refused a message on %s: %s", message.topic[:200], reason)
+        try:
+            self.store.dead_letter(message.topic, reason, bytes(message.payload))
+        except Exception:
+            log.exception("could not keep the refused message")
+
     def _note(self, message: mqtt.MQTTMessage) -> None:
         """A box's status or health report, kept as its table's last word (never an error to
-        stop for: a malformed one is logged and dropped)."""
+        stop for: a malformed one, or one from another table or the far future, is refused)."""
         _, site, table_id, kind = message.topic.rsplit("/", 3)
         try:
+            if len(message.payload) > MAX_PAYLOAD:
+                raise RefusedError(f"{len(message.payload)} bytes, more than {MAX_PAYLOAD}")
             if kind == "status":
                 status = Status.model_validate_json(message.payload)
                 self.store.note_status(site, table_id, status.state)
-            else:
-                report = Health.model_validate_json(message.payload)
-                self.store.note_health(site, report.model_dump(mode="json"))
-        except ValueError as error:
-            self.stats.rejected += 1
-            log.error("malformed %s on %s: %s", kind, message.topic, str(error).splitlines()[0])
+                return
+            report = Health.model_validate_json(message.payload)
+            if report.table_id != table_id:
+                raise RefusedError(
+                    f"table {report.table_id[:64]!r} reported on table {table_id}'s topic"
+                )
+            if not math.isfinite(report.at) or report.at > time.time() + FUTURE_S:
+                raise RefusedError(f"at {report.at} is not a time up to a day from now")
+            self.store.note_health(site, report.model_dump(mode="json"))
+        except ValidationError as error:
+            self._refuse(message, f"{kind}: {_first_error(error)}")
+        except (RefusedError, ValueError) as error:
+            self._refuse(message, f"{kind}: {str(error).splitlines()[0]}")

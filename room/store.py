@@ -151,6 +151,22 @@ class AuditRow(Base):
     note: Mapped[str] = mapped_column(Text, default="")
 
 
+class DeadLetterRow(Base):
+    """A message ingest refused: the topic, why, its size and its first DEAD_LETTER_BYTES."""
+
+    __tablename__ = "dead_letters"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    received_at: Mapped[float] = mapped_column(Float, index=True)
+    topic: Mapped[str] = mapped_column(String(256))
+    reason: Mapped[str] = mapped_column(String(512))
+    size: Mapped[int] = mapped_column(Integer)
+    payload: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+DEAD_LETTER_BYTES = 16_384
+"""Enough of a refused payload to see what it was; an 8 MB one must not fill the store."""
+
+
 class TableHealthRow(Base):
     __tablename__ = "table_health"
     table_id: Mapped[str] = mapped_column(String(64), primary_key=True)
@@ -248,6 +264,18 @@ class Store:
         if isinstance(result, StoreError):
             raise result
         return result
+
+    def dead_letter(self, topic: str, reason: str, payload: bytes) -> None:
+        """Keep a refused message (bounded) with why it was refused."""
+        with self.session() as s:
+            kept = payload[:DEAD_LETTER_BYTES]
+            s.add(DeadLetterRow(received_at=time.time(), topic=topic[:256], reason=reason[:512],
+                                size=len(payload), payload=kept))  # fmt: skip
+
+    def dead_letters(self, limit: int = 100) -> list[DeadLetterRow]:
+        with self.session() as s:
+            newest = select(DeadLetterRow).order_by(DeadLetterRow.id.desc()).limit(limit)
+            return list(s.scalars(newest))
 
     def ingest_many(
         self, envelopes: Sequence[dict[str, Any]], at: float | None = None
