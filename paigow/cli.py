@@ -438,11 +438,10 @@ def _going_on(weights: Path | None, shown: Path, out: Path) -> Path | None:
     its norms measured on 256 of the training images under `shown`."""
     if weights is None or weights.suffix != ".onnx":
         return weights
-    from vision.training.train import checkpoint_from_onnx
+    from vision.training.train import checkpoint_from_shipped
 
-    images = sorted(p for p in shown.rglob("*") if p.suffix in (".jpg", ".png"))
     try:
-        rebuilt: Path = checkpoint_from_onnx(weights, images[:: max(1, len(images) // 256)], out)
+        rebuilt: Path = checkpoint_from_shipped(weights, shown, out)
     except ValueError as error:
         raise UsageError(str(error)) from error
     return rebuilt

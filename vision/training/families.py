@@ -126,6 +126,7 @@ def run(out: Path, results: Path, seconds: float, images: int, real: Path | None
     of their own beside the detector and the full reader, on the same GPU."""
     from vision.synth.dataset import write_dataset
     from vision.training.train import (
+        checkpoint_from_shipped,
         prepare_detector,
         prepare_round_crops,
         train_detector,
@@ -138,10 +139,11 @@ def run(out: Path, results: Path, seconds: float, images: int, real: Path | None
     card = write_dataset(data, images, SEED, families=("house", *FAMILIES), workers=workers,
                          progress=False)  # fmt: skip
     budget.log(f"rendered {images} images: {card['families']}")
-    det_yaml = prepare_detector([data], out, workers=workers) if detector else None
     crops = reader_data(data, out / "reader", None, real, workers)
-    reader_start = going_on(MODELS / "reader.onnx", crops / "train", out / "reader.pt")
-    budget.log("detector and reader crops cut")
+    reader_start = checkpoint_from_shipped(
+        MODELS / "reader.onnx", crops / "train", out / "reader.pt"
+    )
+    budget.log("reader crops cut")
     share = 0.6 if detector else 1.0
     lofo_hours = max(min(budget.left() * share - 70, 240), 30) / 3600
     left_out = {
@@ -154,8 +156,9 @@ def run(out: Path, results: Path, seconds: float, images: int, real: Path | None
         for family in FAMILIES
     }  # fmt: skip
     if detector:
-        start = going_on(MODELS / "detector.onnx", det_yaml.parent / "images" / "train",
-                         out / "detector.pt")  # fmt: skip
+        det_yaml = prepare_detector([data], out, workers=workers)
+        shown = det_yaml.parent / "images" / "train"
+        start = checkpoint_from_shipped(MODELS / "detector.onnx", shown, out / "detector.pt")
         detector_hours = max(budget.left() * 0.4, 60) / 3600
         trained = train_detector(det_yaml, out, epochs=100, hours=detector_hours, batch=64,
                                  weights=start, device=device, workers=workers // 2)  # fmt: skip
@@ -201,14 +204,6 @@ def reader_data(data: Path, root: Path, keep, real: Path | None, workers: int) -
     return crops
 
 
-def going_on(model: Path, shown: Path, out: Path) -> Path:
-    """A trainable checkpoint of a shipped model, its norms measured on 256 crops under `shown`."""
-    from vision.training.train import checkpoint_from_onnx
-
-    pictures = sorted(p for p in shown.rglob("*") if p.suffix in (".jpg", ".png"))
-    return checkpoint_from_onnx(model, pictures[:: max(1, len(pictures) // 256)], out)
-
-
 def leave_out(family: str, data: Path, out: Path, start: Path, hours: float, device: str,
               real: Path | None) -> int:  # fmt: skip
     """Train a reader on every family but `family` and read `family`'s crops with it."""
@@ -229,6 +224,26 @@ def leave_out(family: str, data: Path, out: Path, start: Path, hours: float, dev
     return 0
 
 
+MEASURED_PER_CLASS = 100
+"""Crops a class per look when measuring by family: 40 1080p frames a look give about this many
+of the commoner faces."""
+
+
+def by_family(model: Path, data: Path, out: Path) -> dict[str, object]:
+    """The reader at `model` on each look of a family data set (`paigow synth dataset
+    --families ...`), by kind: faces, backs, dice."""
+    from vision.training.train import prepare_reader
+
+    card = json.loads((data / "card.json").read_text())
+    measured: dict[str, object] = {}
+    for family in card["families"]:
+        crops = prepare_reader([data], out / f"measure-{family}", per_class=MEASURED_PER_CLASS,
+                               keep=lambda f, look=family: f == look)  # fmt: skip
+        kinds = crop_accuracy(model, crops)["by_kind"]
+        measured[family] = {k: round(v["accuracy"], 4) for k, v in kinds.items()}  # type: ignore[attr-defined]
+    return measured
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="runs/families", help="working folder (never committed)")
@@ -241,6 +256,8 @@ def main() -> int:
     parser.add_argument("--no-detector", action="store_true", help="train the readers only")
     parser.add_argument("--measure", help="a reader to measure on --crops instead of training")
     parser.add_argument("--crops", help="class folders of crops to measure on")
+    parser.add_argument("--by-family", help="with --measure: a family data set, measured per look "
+                        "on crops cut from its truth boxes as the detector's move")  # fmt: skip
     parser.add_argument("--leave-out", choices=tuple(FAMILIES), help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
     parser.add_argument("--start", help=argparse.SUPPRESS)
@@ -250,6 +267,10 @@ def main() -> int:
     if args.leave_out:
         return leave_out(args.leave_out, Path(args.data), Path(args.out), Path(args.start),
                          args.hours, args.device, real)  # fmt: skip
+    if args.measure and args.by_family:
+        print(json.dumps(by_family(Path(args.measure), Path(args.by_family), Path(args.out)),
+                         indent=2))  # fmt: skip
+        return 0
     if args.measure:
         if not args.crops or not Path(args.crops).is_dir():
             print("--measure needs --crops FOLDER of class folders", file=sys.stderr)
