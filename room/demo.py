@@ -107,7 +107,13 @@ def through_broker(
 ) -> None:
     """Each fixture round through its own box (outbox, MQTT) and one ingest worker."""
     stop = threading.Event()
-    ingest = Ingest(store, host=host, port=port, client_id=f"demo-ingest-{secrets.token_hex(3)}")
+    ingest = Ingest(
+        store,
+        host=host,
+        port=port,
+        client_id=f"demo-ingest-{secrets.token_hex(3)}",
+        persistent=False,
+    )
     worker = threading.Thread(target=ingest.run, args=(stop,), daemon=True)
     worker.start()
     ingest.ready.wait(10)

@@ -23,6 +23,7 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 from pydantic import ValidationError
@@ -100,8 +101,21 @@ class IngestStats:
     gaps: list[tuple[str, int, int]] = field(default_factory=list)
 
 
+SESSION_EXPIRY_S = 7 * 24 * 3600
+"""How long the broker keeps an ingest worker's session (its subscriptions and the messages
+queued for it) while the worker is down: a worker killed on a Friday night and restarted on
+Monday loses nothing. A worker retired for good frees the broker's queue a week later."""
+
+
 class Ingest:
-    """One ingest worker. `run()` until `stop` is set."""
+    """One ingest worker. `run()` until `stop` is set.
+
+    Its MQTT session outlives a disconnect (clean start off, `SESSION_EXPIRY_S`, a stable
+    client id): while it is down the broker queues every alert and round for it and hands them
+    over when it comes back, so killing ingest loses nothing. Each worker needs its own
+    client id; two with one id would take each other's session. `persistent` False (a one-off
+    run such as the demo's): a session that ends with the run, since a shared subscription
+    keeps handing a departed member its share."""
 
     def __init__(
         self,
@@ -117,8 +131,10 @@ class Ingest:
         ca_file: str | None = None,
         batch: int = 200,
         gap_grace_s: float = 30.0,
+        persistent: bool = True,
     ) -> None:
         self.store = store
+        self.persistent = persistent
         self.topics = [f"$share/{group}/{prefix}/+/+/alert", f"$share/{group}/{prefix}/+/+/round",
                        f"{prefix}/+/+/status", f"{prefix}/+/+/health"]  # fmt: skip
         self.stats = IngestStats()
@@ -173,7 +189,12 @@ class Ingest:
         self.ready.set()
 
     def run(self, stop: threading.Event) -> None:
-        self.client.connect_async(self.host, self.port, keepalive=15)
+        session = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+        session.SessionExpiryInterval = SESSION_EXPIRY_S if self.persistent else 0
+        self.client.connect_async(
+            self.host, self.port, keepalive=15, clean_start=not self.persistent,
+            properties=session,
+        )  # fmt: skip
         self.client.loop_start()
         try:
             checked = time.monotonic()
