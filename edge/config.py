@@ -56,7 +56,12 @@ class AnalysisConfig(Section):
         "CPU, one false alert and one missed swap more than whole frames over 231 rounds "
         "(docs/benchmarks.md, docs/accuracy.md). False: every frame whole.",
     )
-    cut: str | None = Field(None, title="Cut", description="Overrides the table's cut.")
+    cut: str | None = Field(
+        None,
+        title="Cut",
+        description="The one cut every round is checked against, as if the pit announced it. "
+        "Unset: each round's cut is inferred among those the table may deal (docs/rounds.md).",
+    )
     cut_options: dict[str, str] = Field(default_factory=dict, title="Cut options")
 
 

@@ -332,9 +332,11 @@ def cmd_synth_round(args: argparse.Namespace) -> int:
         fps=args.fps,
         resolution=_resolution(args.resolution),
         cut=args.cut,
+        context=args.context,
     )
     human = (
-        f"round {args.seed} under {args.rules}: dice {truth['dice']}, cut {truth['cut']}, "
+        f"round {args.seed} under {args.rules}: {truth['bank']} bank, dice {truth['dice']}, "
+        f"cut {truth['cut']} {truth['cut_options'] or ''}, "
         f"first position {truth['first_position']}, {truth['frames']} frames -> "
         f"{Path(args.out) / 'round.mp4'}"
     )
@@ -770,6 +772,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="inject one (repeatable): " + ", ".join(k.value for k in CATALOGUE),
     )
     sub.add_argument("--cut", help="cut id (default: drawn from the rule book's cuts)")
+    sub.add_argument(
+        "--context",
+        action="store_true",
+        help="draw who banks and the cut as the rule book has them chosen (NZ 9.5, ACT "
+        "8.6-8.7, MBS 3.9, RWS the table's list)",
+    )
     sub.add_argument("--fps", type=float, default=10.0)
     sub.add_argument("--resolution", default="1280x720")
     synth_command("gallery", cmd_synth_gallery, "Render the gallery contact sheet.")

@@ -1,4 +1,5 @@
-"""The Pai Gow tiles domain: tiles, hands, house ways, deal order, cuts and irregularities.
+"""The Pai Gow tiles domain: tiles, hands, house ways, deal order, cuts, who may
+choose them, and irregularities.
 
 Standard library only. `vision/` and `edge/` import this package; it imports neither.
 
@@ -10,6 +11,7 @@ Exceptions, all `ValueError`s raised only for malformed input (verdicts are retu
     DealError             dice, positions, cuts or cut options that cannot be
 """
 
+from rules.context import Bank, CutChoice, CutRegime, cut_regime, stack_signature
 from rules.deal import (
     CUTS,
     Cut,
@@ -35,9 +37,12 @@ __all__ = [
     "CUTS",
     "FACES",
     "FULL_SET",
+    "Bank",
     "Clause",
     "Cut",
+    "CutChoice",
     "CutOptions",
+    "CutRegime",
     "DealError",
     "DeliveryCheck",
     "DeliveryOrder",
@@ -64,9 +69,11 @@ __all__ = [
     "UnknownRulesetError",
     "all_settings",
     "check_set",
+    "cut_regime",
     "find_cut",
     "find_ruleset",
     "first_position",
     "parse_tiles",
     "ruleset_ids",
+    "stack_signature",
 ]

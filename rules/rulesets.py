@@ -39,6 +39,15 @@ class Ruleset:
     source: ClassVar[str]
     cuts: ClassVar[tuple[str, ...] | None]
     """Cut ids the rule book names; None where it names none (any catalogued cut is accepted)."""
+    house_cut: ClassVar[str | None] = None
+    """The cut a house bank is dealt (NZ 9.5, ACT 8.6); None where the book does not tie the cut
+    to who banks."""
+    house_cut_directed: ClassVar[bool] = False
+    """Whether the game supervisor may direct another approved cut for a house bank (NZ 9.5)."""
+    random_cut: ClassVar[bool] = False
+    """Whether the cut is selected at random every round (MBS 3.9)."""
+    cut_clause: ClassVar[str] = ""
+    """Where the book says which cut a round is dealt with."""
     delivery_adjustment: ClassVar[bool] = False
     """Whether the banker may add or take 4 from the dice total (NZ 9.6)."""
     match_clause: ClassVar[str]

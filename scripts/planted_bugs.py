@@ -122,6 +122,20 @@ BUGS = (
         "stack_place: float = 7.0",
         ("tests/test_follow.py", "-k", "standing_only_when and beyond"),
     ),
+    Bug(
+        "ingest-session-dies-with-it",
+        "room/ingest.py",
+        "clean_start=not self.persistent,",
+        "clean_start=True,",
+        ("tests/test_ingest_session.py",),
+    ),
+    Bug(
+        "one-cut-taken-for-granted",
+        "vision/follow/delivery.py",
+        "            if round_.live:\n                return\n",
+        "",
+        ("tests/test_follow.py", "-k", "inferred_from_the_delivery"),
+    ),
 )
 
 

@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from rules import CUTS, DealError, DeliveryOrder, Dice, find_cut, find_ruleset, first_position
+from rules import (
+    CUTS,
+    Bank,
+    CutChoice,
+    DealError,
+    DeliveryOrder,
+    Dice,
+    cut_regime,
+    find_cut,
+    find_ruleset,
+    first_position,
+    stack_signature,
+)
 from rules.deal import parse_grid
 from tests.conftest import FIXTURES, RULESETS
 
@@ -140,3 +152,83 @@ def test_a_partial_observation_checks_only_what_was_seen() -> None:
     delivery = order()
     check = delivery.check({(0, 7): 4, (3, 0): 3})
     assert check.ok and check.cells_checked == 2
+
+
+NZ_CUTS = find_ruleset("nz-1998").cuts
+ACT_CUTS = find_ruleset("act-2005").cuts
+MBS_CUTS = find_ruleset("mbs-2020").cuts
+
+
+@pytest.mark.parametrize(
+    ("rules", "bank", "table_cuts", "cuts", "clause", "random"),
+    [
+        # NZ 9.5: a house bank is cut Yat Dong Dong "or such other approved cut as the game
+        # supervisor directs" (the table's list)
+        ("nz-1998", Bank.HOUSE, (), ("yat-dong-dong",), "9.5", False),
+        ("nz-1998", Bank.HOUSE, ("cup-say",), ("yat-dong-dong", "cup-say"), "9.5", False),
+        # ACT 8.6: a house bank is always Yat Dong Dong, whatever the table lists
+        ("act-2005", Bank.HOUSE, ("cup-say",), ("yat-dong-dong",), "8.6, 8.7", False),
+        # NZ 9.5, ACT 8.7: a player/banker or co-banker may choose any approved cut
+        ("nz-1998", Bank.PLAYER, (), NZ_CUTS, "9.5", False),
+        ("act-2005", Bank.CO_BANK, (), ACT_CUTS, "8.6, 8.7", False),
+        # not known who banks: every cut some banker could choose
+        ("nz-1998", None, (), NZ_CUTS, "9.5", False),
+        # MBS 3.9: any cut of App. D, selected at random by the pit supervisor
+        ("mbs-2020", Bank.HOUSE, (), MBS_CUTS, "3.9", True),
+        ("mbs-2020", Bank.PLAYER, ("cup-say",), MBS_CUTS, "3.9", True),
+        # RWS names no cuts: the table's list, whoever banks
+        ("rws-2018", Bank.HOUSE, ("cup-say", "dai-pin"), ("cup-say", "dai-pin"), "the table's list",
+         False),
+    ],
+)  # fmt: skip
+def test_cut_regime_per_rule_book(
+    rules: str,
+    bank: Bank | None,
+    table_cuts: tuple[str, ...],
+    cuts: tuple[str, ...],
+    clause: str,
+    random: bool,
+) -> None:
+    regime = cut_regime(find_ruleset(rules), bank, table_cuts)
+    assert (regime.cuts, regime.clause, regime.random) == (cuts, clause, random)
+
+
+@pytest.mark.parametrize(
+    ("rules", "table_cuts", "message"),
+    [
+        ("rws-2018", (), "rws-2018 names no cuts: the table must list the cuts it deals"),
+        ("nz-1998", ("one-stack",), "unknown cut 'one-stack' in the table's list"),
+    ],
+)
+def test_a_cut_regime_that_cannot_be_is_a_named_error(
+    rules: str, table_cuts: tuple[str, ...], message: str
+) -> None:
+    with pytest.raises(DealError, match=message):
+        cut_regime(find_ruleset(rules), None, table_cuts)
+
+
+def choice(cut: str, **options: str) -> CutChoice:
+    return CutChoice(cut, CUTS[cut].options(**options))
+
+
+@pytest.mark.parametrize(
+    ("one", "other", "alike"),
+    [
+        # layers cannot be told apart from above: top or bottom first deal the same stacks
+        (choice("chee-yee", layer="top"), choice("chee-yee", layer="bottom"), True),
+        # Yat Dong Dong takes stack 8 whole with group 1; Cup Say takes its top half then
+        (choice("yat-dong-dong", side="right"), choice("cup-say", side="right"), False),
+        (choice("yat-dong-dong", side="right"), choice("yat-dong-dong", side="left"), False),
+        (choice("cup-say", layer="top"), choice("cup-say", layer="bottom"), True),
+    ],
+)
+def test_stack_signature_tells_apart_what_a_camera_above_can(
+    one: CutChoice, other: CutChoice, alike: bool
+) -> None:
+    assert (stack_signature(one) == stack_signature(other)) is alike
+
+
+def test_a_cut_choice_is_written_with_its_options() -> None:
+    assert str(choice("cup-say", side="left")) == "cup-say (left, top)"
+    assert str(choice("tower")) == "tower"
+    assert choice("cup-say", side="left").as_dict() == {"side": "left", "layer": "top"}

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rules import Setting
+from rules import CUTS, CutChoice, Setting
 from vision.detections import Detections
 from vision.follow import Phase, RoundFollower
 from vision.follow.base import Round, Streak
@@ -26,7 +26,7 @@ from vision.follow.delivery import (
 from vision.follow.dice import _pool_dice
 from vision.follow.exposure import DOUBTED, FaceTrack, Sighting, _follow_faces
 from vision.follow.hands import _one_per_place
-from vision.follow.judge import Judge, SetHand
+from vision.follow.judge import CutView, SetHand
 from vision.follow.records import Alert, RoundRecord
 from vision.follow.view import View
 from vision.layout import TableLayout
@@ -572,7 +572,7 @@ def test_set_hands_from_the_gap(first: list[str], second: list[str], setting: st
     ],
 )
 def test_last_group_of_each_stack(cut: str, options: dict[str, str], last: dict[int, int]) -> None:
-    assert Judge("mbs-2020", 1, cut, options).last_groups() == last
+    assert CutView.of([CutChoice(cut, CUTS[cut].options(**options))]).last_groups == last
 
 
 @pytest.mark.parametrize(
@@ -587,7 +587,7 @@ def test_last_group_of_each_stack(cut: str, options: dict[str, str], last: dict[
 def test_stacks_each_group_takes_tiles_from(
     cut: str, options: dict[str, str], group: int, stacks: set[int]
 ) -> None:
-    assert Judge("mbs-2020", 1, cut, options).stacks_of(group) == stacks
+    assert CutView.of([CutChoice(cut, CUTS[cut].options(**options))]).stacks[group] == stacks
 
 
 @pytest.mark.parametrize(
@@ -925,7 +925,7 @@ def test_simulated_rounds_raise_what_was_injected(
     group 7's flew, until its sightings were weighed together (`_lifted_for_another`). Groups 6
     and 8 of a `gum-un-que` cut swapped, group 8 holding group 6's two stacks and one more:
     group 6's block points at that one in a third of its sightings, missed until then."""
-    outcome = run_round((seed, rules, injected, "labels", (1280, 720), None))
+    outcome = run_round((seed, rules, injected, "labels", (1280, 720), None, False))
     assert outcome.raised == ([injected] if injected else [])
     assert all(0 <= seconds <= 1.0 for seconds in outcome.latency.values())
 
@@ -935,7 +935,7 @@ def test_a_cached_round_is_followed_as_the_rendered_one(
 ) -> None:
     """The accuracy run's cache keeps what the follower saw, so a rerun from it raises the same
     without rendering a frame."""
-    job = (12, "rws-2018", "foreign-tile", "labels", (1280, 720), str(tmp_path))
+    job = (12, "rws-2018", "foreign-tile", "labels", (1280, 720), str(tmp_path), False)
     rendered = run_round(job)
     simulator = accuracy._simulator_digest()
     named = f"12-rws-2018-foreign-tile-1280x720-labels-{simulator}.pkl"
@@ -975,7 +975,7 @@ def test_a_wrong_hand_size_is_timed_from_the_hand_of_five() -> None:
     """A hand of five shows a wrong size as it is exposed; a hand of three may be a missing
     tile until every hand is exposed. Timed from the later of the two, this round's alert came
     4 s early."""
-    outcome = run_round((700117, "act-2005", "wrong-hand-size", "labels", (1280, 720), None))
+    outcome = run_round((700117, "act-2005", "wrong-hand-size", "labels", (1280, 720), None, False))
     assert outcome.raised == ["wrong-hand-size"]
     assert 0 <= outcome.latency["wrong-hand-size"] <= 1.0
 
@@ -1133,3 +1133,58 @@ def test_a_tile_outside_the_zones_is_flying_only_where_none_lay_just_before(
         return [(t, np.array(xy), 0.9) for t, xy in rows]
 
     assert _somewhere_new(sightings(before), sightings(now)) is new
+
+
+def follow_told(
+    seed: int, rules: str, cut: str | None, update: dict[str, object], *, context: bool = False
+) -> tuple[list[Alert], RoundRecord]:
+    """A labels round followed with nothing but the table's configuration (changed by
+    `update`): no cut handed to the follower."""
+    studio = Studio.of(seed, rules, [], (1280, 720), cut, context)
+    seen = accuracy._seen(studio, rules, "labels", None)
+    assert isinstance(seen.table, TableConfig)
+    follower = RoundFollower(seen.table.model_copy(update=update), run="test")
+    raised = []
+    for index, found in enumerate(seen.frames):
+        raised += follower.follow(round(index / 10, 3), found, None)
+    raised += follower.finish(round(studio.frame_count / 10, 3))
+    alerts = [r.record for r in raised if isinstance(r.record, Alert)]
+    records = [r.record for r in raised if isinstance(r.record, RoundRecord)]
+    assert len(records) == 1
+    return alerts, records[0]
+
+
+@pytest.mark.parametrize(
+    ("seed", "rules", "cut", "update", "alerts", "record"),
+    [
+        # Told nothing of who banks: the rule book's every approved cut is allowed, and the
+        # delivery tells which (Yat Dong Dong takes stack 8 whole with group 1; Cup Say, which
+        # no stack left standing rules out, would leave half of it for group 2).
+        (770000, "nz-1998", None, {}, [], ("yat-dong-dong", {"side": "right"}, "inferred")),
+        (770004, "nz-1998", None, {}, [], ("bo-bo-go-sing", {"side": "left"}, "inferred")),
+        # A house bank is cut Yat Dong Dong (NZ 9.5): a player's cut dealt to it fits no cut
+        # the table may deal.
+        (700000, "nz-1998", "foot-say", {"bank": "house"}, ["wrong-cut-order"], None),
+        (700000, "nz-1998", "foot-say", {}, [], ("foot-say", {"layer": "top"}, "inferred")),
+        # RWS names no cuts: the table's list is all there is.
+        (770002, "rws-2018", None, {"cuts": ["dai-pin"]}, [],
+         ("dai-pin", {"side": "left"}, "inferred")),
+        (770002, "rws-2018", None, {"cut": "cup-say"}, ["wrong-cut-order"], None),
+        # One cut with no options the only one: configured.
+        (700000, "rws-2018", "tower", {"cut": "tower"}, [], ("tower", {}, "configured")),
+    ],
+)  # fmt: skip
+def test_the_cut_is_inferred_from_the_delivery_among_those_the_table_may_deal(
+    seed: int,
+    rules: str,
+    cut: str | None,
+    update: dict[str, object],
+    alerts: list[str],
+    record: tuple[str, dict[str, str], str] | None,
+) -> None:
+    raised, found = follow_told(seed, rules, cut, update, context=cut is None)
+    assert sorted({a.kind for a in raised}) == alerts
+    if record is not None:
+        assert (found.cut, found.cut_options, found.cut_known) == record
+    else:  # the alerts name the cut that fitted longest and say none fits
+        assert all("no permitted cut fits" in str(a.observed) for a in raised)

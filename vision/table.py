@@ -9,7 +9,7 @@ hand when markers are covered or absent.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import cv2
 import numpy as np
@@ -42,11 +42,26 @@ class TableConfig(BaseModel):
     banker: Annotated[int, Field(ge=1, le=8)] = Field(
         1, title="Banker's position", description="The box the chung marks when the house banks."
     )
+    bank: Literal["house", "player", "co-bank"] | None = Field(
+        None,
+        title="Who banks",
+        description="Fixes which cuts the rule book allows (NZ 9.5, ACT 8.6-8.7): a house bank "
+        "is cut Yat Dong Dong. Unset: any banker, so any approved cut.",
+    )
     cut: str = Field(
-        "yat-dong-dong", title="Cut", description="The cut dealt unless a round declares another."
+        "yat-dong-dong",
+        title="Cut",
+        description="The table's usual cut: the round record names it where the delivery "
+        "fits it and others alike.",
     )
     cut_options: dict[str, str] = Field(
         default_factory=dict, title="Cut options", description="e.g. `side: right`."
+    )
+    cuts: list[str] = Field(
+        default_factory=list,
+        title="Other cuts dealt here",
+        description="RWS names no cuts: with `cut`, the only ones accepted. NZ: those a "
+        "supervisor may direct for a house bank. Elsewhere the rule book's list is accepted.",
     )
     house_way_positions: list[Annotated[int, Field(ge=1, le=8)]] = Field(
         default_factory=list,
@@ -76,6 +91,13 @@ class TableConfig(BaseModel):
     def _known_cut(cls, value: str) -> str:
         if value not in CUTS:
             raise ValueError(f"unknown cut {value!r}; `paigow cuts` lists them")
+        return value
+
+    @field_validator("cuts")
+    @classmethod
+    def _known_cuts(cls, value: list[str]) -> list[str]:
+        for cut in value:
+            cls._known_cut(cut)
         return value
 
     @field_validator("homography")

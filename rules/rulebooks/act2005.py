@@ -103,6 +103,8 @@ class ACT2005(Ruleset):
     source = "act-2005-casino-canberra-pai-gow.txt"
     match_clause = "11.1-11.6"
     deal_clause = "8.11, 8.12"
+    house_cut = "yat-dong-dong"
+    cut_clause = "8.6, 8.7"
     cuts = (
         "yat-dong-dong", "cup-say", "foot-say", "chee-yee", "long-tau-fong-may", "dai-pin",
         "pong-jun", "wui-fung-bank", "china-bank", "jung-quat", "parliament-house",

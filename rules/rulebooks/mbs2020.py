@@ -95,6 +95,8 @@ class MBS2020(Ruleset):
     source = "mbs-2020-marina-bay-sands-pai-gow-tiles.txt"
     match_clause = "3.17-3.23"
     deal_clause = "3.10, 3.11"
+    random_cut = True
+    cut_clause = "3.9"
     cuts: ClassVar[tuple[str, ...] | None] = (
         "yat-dong-dong", "cup-say", "chee-yee", "dai-pin", "jung-quat", "long-tau-fong-may",
         "wui-fung-bank", "foot-say", "harbour-bridge", "ghan-dong-ping-say", "pong-jun",
@@ -196,6 +198,8 @@ class RWS2018(MBS2020):
     source = "rws-2018-resorts-world-sentosa-pai-gow.txt"
     match_clause = "3.5, 3.13"
     deal_clause = "3.7, 3.8"
+    random_cut = False
+    cut_clause = "the table's list"
     cuts = None  # RWS names no cuts: the table's configured cut is accepted as given
     pairs_ref = "App. C 1.2"
     special_ref = "App. C 1.3"

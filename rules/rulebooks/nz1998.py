@@ -99,6 +99,9 @@ class NZ1998(Ruleset):
     title = "NZ Casino Control Authority, Pai Gow (Gazette 29 January 1998)"
     source = "nz-1998-casino-control-authority-pai-gow.txt"
     delivery_adjustment = True
+    house_cut = "yat-dong-dong"
+    house_cut_directed = True
+    cut_clause = "9.5"
     match_clause = "4.2, 6.1, 6.2"
     deal_clause = "9.9, 10.1"
     cuts = (

@@ -131,6 +131,10 @@ class Round:
     traced: int = 0
     """Groups whose blocks have been traced back to the stacks."""
     standing: dict[int, list[tuple[float, float]]] = field(default_factory=dict)
+    live: list[int] = field(default_factory=list)
+    """The permitted cut views (`Judge.views`) the delivery still fits."""
+    reference: int | None = None
+    """Once no permitted cut fits: the view that fitted longest, which the alerts cite."""
     """Stack -> (time, the detector's confidence) of each frame it was seen standing in."""
     watches: dict[str, HandWatch] = field(default_factory=dict)
     raised: set[tuple[str, int | None]] = field(default_factory=set)

@@ -112,8 +112,7 @@ class DicePhase(FollowerBase):
                 1.0 - min(_median_flat(dice[k]) for k in leaning),
                 "dice",
             )
-        order = self.judge.order(round_.dice)
-        round_.required_first = order.first if order else None
+        round_.required_first = self.judge.first_position(round_.dice)
 
 
 def _pool_dice(

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 import numpy as np
 from numpy.typing import NDArray
 
+from rules import CUTS, CutChoice
 from vision.detections import Detections
 from vision.follow.base import (
     DEALING,
@@ -25,7 +26,7 @@ from vision.follow.delivery import CUT, DeliveryPhase, Track
 from vision.follow.dice import DicePhase
 from vision.follow.exposure import ExposurePhase, FaceTrack, _follow_faces
 from vision.follow.hands import HandsPhase
-from vision.follow.judge import Judge
+from vision.follow.judge import Judge, permitted_choices
 from vision.follow.records import HandRecord, RoundRecord
 from vision.follow.view import View
 from vision.table import Locate, TableConfig
@@ -44,11 +45,17 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         self.table = table
         self.run = run
         self.locate = Locate(table)
-        cut_id = cut or table.cut
-        options = dict(cut_options if cut_options is not None else table.cut_options)
-        self.judge = Judge(table.rules, table.banker, cut_id, options)
-        self.cut = cut_id
-        self.cut_options = options
+        if cut is not None:  # announced: the one cut the delivery is checked against
+            choices: tuple[CutChoice, ...] = (
+                CutChoice(cut, CUTS[cut].options(**(cut_options or {}))),
+            )
+            self.cut_known = "announced"
+        else:
+            default = CutChoice(table.cut, CUTS[table.cut].options(**table.cut_options))
+            permitted = permitted_choices(table.rules, table.bank, [table.cut, *table.cuts])
+            choices = (default, *(c for c in permitted if c != default))
+            self.cut_known = "configured" if len(choices) == 1 else "inferred"
+        self.judge = Judge(table.rules, table.banker, choices)
         self.round: Round | None = None
         self.rounds = 0
         self.image: NDArray[np.uint8] | None = None
@@ -158,6 +165,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
     def _open(self, t: float, *, complete: bool, phase: Phase) -> None:
         self.rounds += 1
         self.round = Round(self.rounds, t, complete, phase, {phase.value: t})
+        self.round.live = list(range(len(self.judge.views)))
         for streak in (
             self.idle,
             self.to_dice,
@@ -172,6 +180,31 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         assert self.round is not None
         self.round.phase = phase
         self.round.phases.setdefault(phase.value, t)
+
+    def _cut_record(self, round_: Round) -> dict[str, object]:
+        """The cut the round was dealt with as far as the camera could tell: of the permitted
+        views the delivery never broke, the one whose stacks were seen standing as it says
+        (`_stacks_missed`; the table's own cut first among equals), how it is known, and every
+        other permitted choice that fits as well, likeliest first."""
+        views = self.judge.views
+        fitting = round_.live if round_.reference is None else [round_.reference]
+        missed = {index: self._stacks_missed(views[index]) for index in fitting}
+        fitting = sorted(fitting, key=lambda index: missed[index])  # stable: the table's first
+        choices = [c for index in fitting for c in views[index].choices]
+        known = self.cut_known
+        told_apart = len(fitting) == 1 or (
+            missed[fitting[0]] + CUT.told_apart <= missed[fitting[1]]
+        )
+        if known == "inferred" and (not told_apart or not round_.traced):
+            known = "undecided"  # cuts fit alike, or no delivery was seen
+        if told_apart:  # only the choices no camera above could tell from it
+            choices = list(views[fitting[0]].choices)
+        return {
+            "cut": choices[0].cut,
+            "cut_options": choices[0].as_dict(),
+            "cut_known": known,
+            "cut_alternatives": [str(c) for c in choices[1:]],
+        }
 
     def _close(self, t: float, out: list[Raised], *, abandoned: bool) -> list[Raised]:
         round_ = self.round
@@ -219,8 +252,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
             phases={k: round(v, 3) for k, v in round_.phases.items()},
             dice=round_.dice,
             dice_flat=round_.dice_flat,
-            cut=self.cut,
-            cut_options=self.cut_options,
+            **self._cut_record(round_),
             required_first_position=round_.required_first,
             first_position=round_.first_seen,
             hands=hands,

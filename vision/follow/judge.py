@@ -6,14 +6,15 @@ set integrity, outcomes) is asked of `rules/` here, so vision code never re-impl
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rules import (
     CATALOGUE,
     CUTS,
+    Bank,
+    CutChoice,
     DealError,
-    DeliveryOrder,
     Dice,
     Hand,
     HouseWayCheck,
@@ -23,7 +24,10 @@ from rules import (
     Setting,
     Tile,
     check_set,
+    cut_regime,
     find_ruleset,
+    first_position,
+    stack_signature,
 )
 
 
@@ -65,35 +69,72 @@ class SetHand:
         return self.groups[0] + self.groups[1]
 
 
+@dataclass(frozen=True)
+class CutView:
+    """The permitted cut choices a camera above the stacks cannot tell apart (one
+    `stack_signature`): for each stack the group that takes its last tiles, for each group the
+    stacks it takes tiles from."""
+
+    choices: tuple[CutChoice, ...]
+    last_groups: dict[int, int]
+    """Stack (0-7) -> the group that takes its last tiles: once delivered the stack is gone."""
+    stacks: dict[int, set[int]]
+    """Group (1-8) -> the stacks (0-7) it takes tiles from."""
+
+    @classmethod
+    def of(cls, choices: Sequence[CutChoice]) -> CutView:
+        grid = choices[0].grid
+        return cls(
+            tuple(choices),
+            {stack: max(row[stack] for row in grid) for stack in range(len(grid[0]))},
+            {
+                group: {s for s in range(len(grid[0])) if any(row[s] == group for row in grid)}
+                for group in range(1, 9)
+            },
+        )
+
+
+def cut_views(choices: Sequence[CutChoice]) -> tuple[CutView, ...]:
+    """The choices grouped by what a camera above can tell of them, in the order given."""
+    grouped: dict[object, list[CutChoice]] = {}
+    for choice in choices:
+        grouped.setdefault(stack_signature(choice), []).append(choice)
+    return tuple(CutView.of(group) for group in grouped.values())
+
+
+def permitted_choices(
+    rules: str, bank: str | None, table_cuts: Sequence[str]
+) -> tuple[CutChoice, ...]:
+    """Every cut and option a round at this table may be dealt with (`rules.cut_regime`), for
+    the bank the table names (None: any banker's choice). Cuts whose delivery order no rule
+    book describes cannot be checked and are left out."""
+    regime = cut_regime(find_ruleset(rules), None if bank is None else Bank(bank), table_cuts)
+    return tuple(
+        CutChoice(cut, options)
+        for cut in regime.cuts
+        if CUTS[cut].drawn is not None
+        for options in CUTS[cut].all_options()
+    )
+
+
 class Judge:
     """One rule book's verdicts on what was seen at one table."""
 
-    def __init__(self, rules: str, banker: int, cut: str, cut_options: Mapping[str, str]) -> None:
+    def __init__(self, rules: str, banker: int, choices: Sequence[CutChoice]) -> None:
+        if not choices:
+            raise DealError("no cut to check the delivery against")
         self.rules = rules
         self.ruleset = find_ruleset(rules)
         self.banker = banker
-        if cut not in CUTS:
-            raise DealError(f"unknown cut {cut!r}")
-        self.cut = CUTS[cut]
-        self.options = self.cut.options(**cut_options)
+        self.choices = tuple(choices)
+        self.views = cut_views(self.choices)
 
-    def order(self, dice: Sequence[int]) -> DeliveryOrder | None:
-        """The delivery the dice require; None when the dice cannot decide it (not three)."""
+    def first_position(self, dice: Sequence[int]) -> int | None:
+        """The position the dice require first; None when the dice cannot decide it."""
         try:
-            return DeliveryOrder.build(self.cut, self.options, Dice.of(dice), self.banker)
+            return first_position(Dice.of(dice).total, self.banker)
         except DealError:
             return None
-
-    def last_groups(self) -> dict[int, int]:
-        """For each stack (0-7), the group that takes its last tiles: once that group is
-        delivered the stack must be gone."""
-        grid = self.cut.grid(self.options)
-        return {stack: max(row[stack] for row in grid) for stack in range(len(grid[0]))}
-
-    def stacks_of(self, group: int) -> set[int]:
-        """The stacks (0-7) that group takes tiles from."""
-        grid = self.cut.grid(self.options)
-        return {stack for stack in range(len(grid[0])) if any(row[stack] == group for row in grid)}
 
     def house_way(self, setting: Setting) -> HouseWayCheck:
         return self.ruleset.check_setting(setting)

@@ -89,6 +89,20 @@ class RoundRecord(BaseModel):
     dice_flat: bool = Field(True, title="Dice lay flat")
     cut: str = Field(title="Cut", description="Cut id, e.g. `yat-dong-dong`.")
     cut_options: dict[str, str] = Field(default_factory=dict, title="Cut options")
+    cut_known: Literal["announced", "configured", "inferred", "undecided"] = Field(
+        "configured",
+        title="How the cut is known",
+        description="announced: given to the box; configured: the only cut the table may "
+        "deal; inferred: the only permitted cut the delivery fits; undecided: several fit "
+        "(or no delivery was seen), `cut` is the table's own where it is one of them.",
+    )
+    cut_alternatives: list[str] = Field(
+        default_factory=list,
+        title="Other cuts that fit",
+        description="Permitted cuts the delivery fits as well, e.g. `cup-say (left, bottom)`: "
+        "those dealing the same blocks from the same stacks, and where undecided every cut it "
+        "did not break, likeliest first.",
+    )
     required_first_position: Position | None = Field(
         None, title="First position the dice require", description="None if the dice were unseen."
     )

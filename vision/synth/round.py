@@ -22,6 +22,7 @@ from tqdm import tqdm
 
 from rules import (
     CUTS,
+    Bank,
     DeliveryOrder,
     Dice,
     InvalidHandError,
@@ -29,8 +30,10 @@ from rules import (
     Setting,
     Tile,
     all_settings,
+    cut_regime,
     find_ruleset,
 )
+from rules.rulesets import Ruleset
 from vision.layout import TableLayout
 from vision.synth.camera import Camera
 from vision.synth.render import Look, Renderer
@@ -74,6 +77,29 @@ EXPOSED_EARLY = 1.0
 lies among the washed tiles, where the camera can see it whatever layer it goes to."""
 
 
+BANKS = {Bank.HOUSE: 0.6, Bank.PLAYER: 0.3, Bank.CO_BANK: 0.1}
+"""How often each banker holds the bank in a simulated round with its context drawn: mostly the
+house, as at the tables the rule books describe, often enough a player that every regime shows."""
+TABLE_CUTS = {"rws-2018": ("yat-dong-dong", "cup-say", "chee-yee", "dai-pin", "jung-quat")}
+"""The simulated table's own list of cuts (`table.yaml` `cuts`), where its book names none."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """Who banks and which cuts the rule book lets the round use (`rules.cut_regime`)."""
+
+    bank: Bank
+    cuts: tuple[str, ...]
+    clause: str
+
+    @classmethod
+    def draw(cls, ruleset: Ruleset, rng: np.random.Generator) -> Context:
+        bank = list(BANKS)[int(rng.choice(len(BANKS), p=list(BANKS.values())))]
+        regime = cut_regime(ruleset, bank, TABLE_CUTS.get(ruleset.id, ()))
+        drawn = tuple(c for c in regime.cuts if CUTS[c].drawn is not None)
+        return cls(bank, drawn, regime.clause)
+
+
 class RoundError(ValueError):
     """A round that cannot be simulated as asked (unknown ruleset, cut or irregularity)."""
 
@@ -107,6 +133,9 @@ class Plan:
     exposure_order: list[int]
     events: list[dict[str, object]] = field(default_factory=list)
     irregularities: list[dict[str, object]] = field(default_factory=list)
+    bank: str = Bank.HOUSE.value
+    cut_clause: str = ""
+    """The rule book's clause that let the round use its cut; empty where the cut was given."""
     exposed_while_stacking: int | None = None
     exposed_while_dealing: int | None = None
     swapped: tuple[int, int] | None = None
@@ -114,8 +143,17 @@ class Plan:
 
 
 def plan_round(
-    seed: int, rules_id: str, irregularities: list[str], cut: str | None = None, banker: int = 1
+    seed: int,
+    rules_id: str,
+    irregularities: list[str],
+    cut: str | None = None,
+    banker: int = 1,
+    *,
+    context: bool = False,
 ) -> Plan:
+    """What happens in the round. With `context`, who banks and the cut are drawn the way the
+    rule book has them chosen (`Context`), from a stream of their own: the seed's tiles and dice
+    are the same with or without it."""
     ruleset = find_ruleset(rules_id)
     kinds = []
     for name in irregularities:
@@ -131,6 +169,11 @@ def plan_round(
         raise RoundError(f"cut {cut_id!r} has no delivery order to simulate")
     found = CUTS[cut_id]
     options = found.all_options()[int(rng.integers(len(found.all_options())))]
+    drawn = Context.draw(ruleset, np.random.default_rng([seed, 0x36])) if context else None
+    if drawn is not None and cut is None:
+        pick = np.random.default_rng([seed, 0x37])
+        found = CUTS[cut_id := str(pick.choice(drawn.cuts))]
+        options = found.all_options()[int(pick.integers(len(found.all_options())))]
     dice = tuple(int(v) for v in rng.integers(1, 7, 3))
     order = DeliveryOrder.build(found, options, Dice.of(dice), banker)
     faces = list(FACES_IN_SET)
@@ -195,6 +238,8 @@ def plan_round(
         [],
     )
     plan.irregularities = plan_irregular
+    if drawn is not None:
+        plan.bank, plan.cut_clause = drawn.bank.value, drawn.clause
     plan.events.append({"kind": "cut", "cut": cut_id, "options": str(options)})
 
     if Irregularity.EXPOSED_TILE_STACKING in kinds:
@@ -611,8 +656,11 @@ def ground_truth(plan: Plan) -> dict[str, object]:
         "banker": plan.banker,
         "dice": list(plan.dice),
         "dice_flat": plan.tilt == 0.0,
+        "bank": plan.bank,
         "cut": plan.cut,
         "cut_options": plan.cut_options,
+        "cut_clause": plan.cut_clause,
+        "table_cuts": list(TABLE_CUTS.get(plan.rules, ())),
         "required_first_position": expected_first,
         "first_position": plan.first_position,
         "grid": [list(r) for r in plan.grid],
@@ -657,8 +705,9 @@ class Studio:
 
     @classmethod
     def of(cls, seed: int, rules_id: str, irregularities: list[str],
-           resolution: tuple[int, int], cut: str | None = None) -> Studio:  # fmt: skip
-        plan = plan_round(seed, rules_id, irregularities, cut)
+           resolution: tuple[int, int], cut: str | None = None,
+           context: bool = False) -> Studio:  # fmt: skip
+        plan = plan_round(seed, rules_id, irregularities, cut, context=context)
         layout = TableLayout()
         rng = np.random.default_rng([seed, 0xF0A])
         size = TileSize.random(rng)
@@ -707,10 +756,11 @@ def simulate_round(
     fps: float = FPS,
     resolution: tuple[int, int] = (1280, 720),
     cut: str | None = None,
+    context: bool = False,
     progress: bool = True,
 ) -> dict[str, object]:
     """Render the round to OUT/round.mp4 with OUT/truth.json and per-frame OUT/frames.json.gz."""
-    studio = Studio.of(seed, rules_id, irregularities, resolution, cut)
+    studio = Studio.of(seed, rules_id, irregularities, resolution, cut, context)
     plan, camera = studio.plan, studio.camera
     width, height = resolution
     out.mkdir(parents=True, exist_ok=True)

@@ -29,12 +29,13 @@ import numpy as np
 import onnxruntime
 from tqdm import tqdm
 
-from rules import CUTS
+from rules import CUTS, CutChoice, stack_signature
 from vision import crops, detector, refine
 from vision import reuse as reuse_module
 from vision.detections import Detections
 from vision.detector import MODELS
 from vision.follow import RoundFollower
+from vision.follow.judge import permitted_choices
 from vision.follow.records import Alert, RoundRecord
 from vision.synth.round import (
     DELIVERY_EACH,
@@ -43,6 +44,7 @@ from vision.synth.round import (
     FPS,
     INJECTABLE,
     SWAP_MOVE,
+    TABLE_CUTS,
     Plan,
     Studio,
     Timeline,
@@ -74,6 +76,16 @@ class Outcome:
     layers_only: bool = False
     """A wrong cut order that leaves every group taking as many tiles from each stack as the
     cut says (`layers_only`)."""
+    context: bool = False
+    """The round drew who banks and its cut as its rule book has them chosen, and the follower
+    was told nothing but the table's configuration (`plan_round(context=True)`)."""
+    cut_known: str = ""
+    cut_right: bool = False
+    """The round record's cut deals the same blocks from the same stacks as the one dealt."""
+    cut_fits: int = 1
+    """Permitted cut choices the record says the delivery fits (itself included)."""
+    other_cut_fits: bool = False
+    """A wrong cut order whose delivery is exactly some other permitted cut's, seen from above."""
 
 
 def layers_only(plan: Plan) -> bool:
@@ -88,6 +100,25 @@ def layers_only(plan: Plan) -> bool:
         return Counter(stack for row in grid for stack, g in enumerate(row) if g == group)
 
     return right != plan.grid and all(stacks(right, g) == stacks(plan.grid, g) for g in range(1, 9))
+
+
+def other_cut_fits(plan: Plan, table: TableConfig) -> bool:
+    """Whether a wrong cut order's delivery is, seen from above, exactly some cut the table may
+    deal: then no camera could call it wrong without seeing the set-up or being told the cut."""
+    dealt = CUTS[plan.cut].options(**plan.cut_options)
+    if stack_signature(CutChoice(plan.cut, dealt)) == _grid_signature(plan.grid):
+        return False
+    cuts = [table.cut, *table.cuts]
+    choices = permitted_choices(table.rules, table.bank, cuts)
+    return _grid_signature(plan.grid) in {stack_signature(c) for c in choices}
+
+
+def _grid_signature(grid: tuple[tuple[int, ...], ...]) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """`stack_signature` of a grid as dealt (a wrong cut order is no catalogued cut)."""
+    return tuple(
+        tuple((s, n) for s in range(8) if (n := sum(row[s] == g for row in grid)))
+        for g in range(1, 9)
+    )
 
 
 def evidence_time(studio: Studio, kind: str) -> float:
@@ -128,18 +159,29 @@ def evidence_time(studio: Studio, kind: str) -> float:
     return tl.setting + SWAP_MOVE
 
 
-def run_round(args: tuple[int, str, str | None, str, tuple[int, int], str | None]) -> Outcome:
-    seed, rules, injected, source, resolution, cache = args
+def run_round(
+    args: tuple[int, str, str | None, str, tuple[int, int], str | None, bool],
+) -> Outcome:
+    """Follow one simulated round. With context (the last of `args`), the round draws who banks
+    and its cut as its rule book says, and the follower is told only the table's configuration
+    (the simulated table's `cuts` list); without, it is told the round's cut."""
+    seed, rules, injected, source, resolution, cache, context = args
     started = time.perf_counter()
-    studio = Studio.of(seed, rules, [injected] if injected else [], resolution)
+    studio = Studio.of(seed, rules, [injected] if injected else [], resolution, context=context)
     truth = ground_truth(studio.plan)
     key = f"{seed}-{rules}-{injected or 'clean'}-{resolution[0]}x{resolution[1]}"
+    key += "-context" if context else ""
     seen = _seen(studio, rules, source, Path(cache) / key if cache else None)
     if isinstance(seen.table, str):
         return Outcome(seed, rules, injected, [], {}, 0, 0, False, 0.0, 0, seen.table)
-    follower = RoundFollower(
-        seen.table, run=str(seed), cut=studio.plan.cut, cut_options=studio.plan.cut_options
-    )
+    if context:
+        table = seen.table.model_copy(update={"cuts": list(TABLE_CUTS.get(rules, ()))})
+        follower = RoundFollower(table, run=str(seed))
+    else:
+        table = seen.table
+        follower = RoundFollower(
+            table, run=str(seed), cut=studio.plan.cut, cut_options=studio.plan.cut_options
+        )
     raised = []
     for index, found in enumerate(seen.frames):
         raised += follower.follow(round(index / FPS, 3), found, None)
@@ -165,6 +207,17 @@ def run_round(args: tuple[int, str, str | None, str, tuple[int, int], str | None
     sure: dict[str, float] = {}
     for alert in alerts:
         sure.setdefault(alert.kind, alert.confidence)
+    plan = studio.plan
+    cut = {"cut_known": "", "cut_right": False, "cut_fits": 0}
+    if records:
+        record = records[0]
+        recorded = CutChoice(record.cut, CUTS[record.cut].options(**record.cut_options))
+        dealt = CutChoice(plan.cut, CUTS[plan.cut].options(**plan.cut_options))
+        cut = {
+            "cut_known": record.cut_known,
+            "cut_right": stack_signature(recorded) == stack_signature(dealt),
+            "cut_fits": 1 + len(record.cut_alternatives),
+        }
     return Outcome(
         seed,
         rules,
@@ -177,7 +230,10 @@ def run_round(args: tuple[int, str, str | None, str, tuple[int, int], str | None
         time.perf_counter() - started,
         studio.frame_count,
         confidence=sure,
-        layers_only=layers_only(studio.plan),
+        layers_only=layers_only(plan),
+        context=context,
+        other_cut_fits=injected == "wrong-cut-order" and other_cut_fits(plan, table),
+        **cut,  # type: ignore[arg-type]
     )
 
 
@@ -341,7 +397,14 @@ def report(
         f"Measured {time.strftime('%Y-%m-%d')} over {len(outcomes)} simulated rounds with fresh "
         f"seeds ({first} on, never used for training or fixtures), all four rule books, "
         f"{resolution[0]}x{resolution[1]}, 10 analysed frames a second, each round calibrated "
-        "from its own first frame's markers. Detections: "
+        "from its own first frame's markers, "
+        + (
+            "**who banks and the cut drawn as each rule book has them chosen, the follower "
+            "told nothing but the table's configuration**. "
+            if any(o.context for o in outcomes)
+            else "**the follower told each round's cut** (a live box is not). "
+        )
+        + "Detections: "
         + (
             "**the simulator's labels** (a perfect detector and reader), so these numbers "
             "measure the round logic alone and are an upper bound for the product."
@@ -380,6 +443,7 @@ def report(
         f"- Rounds whose calibration failed: {len(failed)}.",
         _confidence_line(outcomes),
         *_layers_line(outcomes),
+        *_cut_lines(outcomes),
         _late_line(outcomes),
         f"- Frames analysed: {frames}; simulation and following together took "
         f"{sum(o.seconds for o in outcomes):.0f} s of CPU.",
@@ -396,15 +460,51 @@ def _layers_line(outcomes: list[Outcome]) -> list[str]:
     if not swaps:
         return []
     hidden = [o for o in swaps if o.layers_only]
-    seen = [o for o in swaps if not o.layers_only]
+    other = [o for o in swaps if o.other_cut_fits and not o.layers_only]
+    seen = [o for o in swaps if not o.layers_only and not o.other_cut_fits]
     caught = sum(kind in o.raised for o in seen)
     return [
         f"- {kind}: {len(hidden)} of {len(swaps)} injected swaps only exchange layers (each "
         "group still takes as many tiles from each stack, at its own turn: seen from above, "
         f"the right delivery), of which {sum(kind in o.raised for o in hidden)} caught; "
-        f"of the other {len(seen)}, {caught} caught ({caught / max(len(seen), 1):.1%}): "
+        + (
+            f"{len(other)} deal exactly as another cut the table may deal (seen from above: "
+            f"{', '.join(str(o.seed) for o in other)}), of which "
+            f"{sum(kind in o.raised for o in other)} caught; "
+            if other
+            else ""
+        )
+        + f"of the other {len(seen)}, {caught} caught ({caught / max(len(seen), 1):.1%}): "
         + (", ".join(str(o.seed) for o in seen if kind not in o.raised) or "none")
         + " missed.",
+    ]
+
+
+def _cut_lines(outcomes: list[Outcome]) -> list[str]:
+    """How well the round record names the cut when the follower was told none: right means it
+    deals the same blocks from the same stacks as the cut dealt (layers cannot be told apart
+    from above). Rounds with a wrong cut order are left out: they were dealt with no cut."""
+    told = [o for o in outcomes if o.context and o.record_found and o.injected != "wrong-cut-order"]
+    if not told:
+        return []
+    known = Counter(o.cut_known for o in told)
+    inferred = [o for o in told if o.cut_known in ("inferred", "configured")]
+    right = sum(o.cut_right for o in inferred)
+    undecided = [o for o in told if o.cut_known == "undecided"]
+    return [
+        f"- The cut, told nothing but the table's configuration ({len(told)} rounds with a "
+        "record and no wrong cut order): "
+        + ", ".join(f"{n} {k}" for k, n in sorted(known.items()))
+        + f"; named right where one permitted cut fitted: {right} of {len(inferred)} "
+        f"({right / max(len(inferred), 1):.1%})"
+        + (
+            f"; where several fitted ({len(undecided)}), the record names one of them and lists "
+            f"the rest (2-{max(o.cut_fits for o in undecided)} fitted; the named one the cut "
+            f"dealt in {sum(o.cut_right for o in undecided)})"
+            if undecided
+            else ""
+        )
+        + ".",
     ]
 
 
@@ -478,6 +578,12 @@ def main(argv: list[str] | None = None) -> int:
         nargs="+",
         help="follow only these of the planned rounds and print what each raised (no report)",
     )
+    parser.add_argument(
+        "--context",
+        action="store_true",
+        help="each round draws who banks and its cut as its rule book says, and the follower "
+        "is told nothing but the table's configuration (without: it is told the round's cut)",
+    )
     parser.add_argument("--resolution", default="1280x720")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out", default="docs/accuracy.md")
@@ -496,7 +602,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--seeds {' '.join(map(str, unknown))}: not among the planned rounds "
                          f"{args.first_seed}-{args.first_seed + args.rounds - 1}")  # fmt: skip
         planned = [job for job in planned if job[0] in args.seeds]
-    jobs = [(*job, args.source, (width, height), args.cache) for job in planned]
+    jobs = [(*job, args.source, (width, height), args.cache, args.context) for job in planned]
     started = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
         outcomes = list(
