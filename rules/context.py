@@ -80,11 +80,15 @@ def cut_regime(ruleset: Ruleset, bank: Bank | None, table_cuts: Sequence[str] = 
     return CutRegime(ruleset.cuts, ruleset.cut_clause, random=ruleset.random_cut)
 
 
-def stack_signature(choice: CutChoice) -> tuple[tuple[tuple[int, int], ...], ...]:
-    """What a camera above the stacks can tell of a cut: for each group, how many tiles it takes
-    from each stack. Two choices with one signature deal the same blocks from the same stacks,
-    only from other layers, and cannot be told apart from above."""
-    grid = choice.grid
+Signature = tuple[tuple[tuple[int, int], ...], ...]
+
+
+def stack_signature(choice: CutChoice | Grid) -> Signature:
+    """What a camera above the stacks can tell of a cut (or of a grid as dealt, which may be no
+    cut at all): for each group, how many tiles it takes from each stack. Two with one signature
+    deal the same blocks from the same stacks, only from other layers, and cannot be told apart
+    from above."""
+    grid = choice.grid if isinstance(choice, CutChoice) else choice
     return tuple(
         tuple(
             (stack, count)

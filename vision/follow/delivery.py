@@ -247,11 +247,9 @@ class DeliveryPhase(FollowerBase):
         permitted = len(self.judge.views)
         named = str(self.judge.views[view].choices[0])
         for breach in breaches:
-            expected = breach.expected
+            expected, observed = breach.expected, breach.observed
             if permitted > 1:
                 expected += f" ({named}, the permitted cut that fitted longest)"
-            observed = breach.observed
-            if permitted > 1:
                 observed += f"; no permitted cut fits ({permitted} told apart)"
             self._alert(
                 out,

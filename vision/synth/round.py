@@ -172,7 +172,8 @@ def plan_round(
     drawn = Context.draw(ruleset, np.random.default_rng([seed, 0x36])) if context else None
     if drawn is not None and cut is None:
         pick = np.random.default_rng([seed, 0x37])
-        found = CUTS[cut_id := str(pick.choice(drawn.cuts))]
+        cut_id = str(pick.choice(drawn.cuts))
+        found = CUTS[cut_id]
         options = found.all_options()[int(pick.integers(len(found.all_options())))]
     dice = tuple(int(v) for v in rng.integers(1, 7, 3))
     order = DeliveryOrder.build(found, options, Dice.of(dice), banker)

@@ -95,30 +95,18 @@ def layers_only(plan: Plan) -> bool:
     telling the layers apart takes a side view or depth), so the report counts these apart."""
     cut = CUTS[plan.cut]
     right = cut.grid(cut.options(**plan.cut_options))
-
-    def stacks(grid: tuple[tuple[int, ...], ...], group: int) -> Counter[int]:
-        return Counter(stack for row in grid for stack, g in enumerate(row) if g == group)
-
-    return right != plan.grid and all(stacks(right, g) == stacks(plan.grid, g) for g in range(1, 9))
+    return right != plan.grid and stack_signature(right) == stack_signature(plan.grid)
 
 
 def other_cut_fits(plan: Plan, table: TableConfig) -> bool:
     """Whether a wrong cut order's delivery is, seen from above, exactly some cut the table may
     deal: then no camera could call it wrong without seeing the set-up or being told the cut."""
     dealt = CUTS[plan.cut].options(**plan.cut_options)
-    if stack_signature(CutChoice(plan.cut, dealt)) == _grid_signature(plan.grid):
+    if stack_signature(CutChoice(plan.cut, dealt)) == stack_signature(plan.grid):
         return False
     cuts = [table.cut, *table.cuts]
     choices = permitted_choices(table.rules, table.bank, cuts)
-    return _grid_signature(plan.grid) in {stack_signature(c) for c in choices}
-
-
-def _grid_signature(grid: tuple[tuple[int, ...], ...]) -> tuple[tuple[tuple[int, int], ...], ...]:
-    """`stack_signature` of a grid as dealt (a wrong cut order is no catalogued cut)."""
-    return tuple(
-        tuple((s, n) for s in range(8) if (n := sum(row[s] == g for row in grid)))
-        for g in range(1, 9)
-    )
+    return stack_signature(plan.grid) in {stack_signature(c) for c in choices}
 
 
 def evidence_time(studio: Studio, kind: str) -> float:
