@@ -11,7 +11,11 @@ import pytest
 from vision.training.evaluate import report
 
 ROOT = Path(__file__).resolve().parents[1]
-PRODUCT_DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PRODUCT_DOCS = [
+    ROOT / "README.md",
+    ROOT / "models" / "MODEL_CARD.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+]
 
 
 def test_the_detector_report_is_what_the_metrics_say() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -172,3 +173,50 @@ def test_fixture_files_cover_each_split_line_and_exception() -> None:
     for n in range(1, 6):
         assert f"App. C split pairs #{n}" in refs
     assert Path(FIXTURES / "house_way" / "nz-1998.txt").exists()
+
+
+def fixture_round_readings() -> list[tuple[str, str, str, str, str]]:
+    """Each fixture round's hands with the setting read from the rule text by hand
+    (tests/fixtures/rounds/<round>/house_way.txt), so the rounds' truth.json is checked against
+    something the engine did not write."""
+    cases = []
+    for path in sorted((FIXTURES / "rounds").glob("*/house_way.txt")):
+        for line in path.read_text().splitlines():
+            if not line.strip() or line.startswith("#"):
+                continue
+            left, clause = line.split("  # ")
+            position, rest = left.split(": ")
+            tiles, expected = rest.split(" -> ")
+            cases.append((path.parent.name, position, tiles, expected, clause.strip()))
+    return cases
+
+
+READINGS = fixture_round_readings()
+
+
+def test_every_fixture_round_hand_has_a_reading_from_the_rule_text() -> None:
+    rounds = sorted(p.name for p in (FIXTURES / "rounds").iterdir() if p.is_dir())
+    for name in rounds:
+        truth = json.loads((FIXTURES / "rounds" / name / "truth.json").read_text())
+        assert {c[1] for c in READINGS if c[0] == name} == set(truth["hands"]), name
+
+
+@pytest.mark.parametrize(
+    ("round_name", "position", "tiles", "expected", "clause"),
+    READINGS,
+    ids=[f"{c[0]}:{c[1]}" for c in READINGS],
+)
+def test_fixture_round_truth_agrees_with_the_rule_text(
+    round_name: str, position: str, tiles: str, expected: str, clause: str
+) -> None:
+    truth = json.loads((FIXTURES / "rounds" / round_name / "truth.json").read_text())
+    hand = truth["hands"][position]
+    read = Setting.parse(expected)
+    dealt_tiles = Counter(parse_tiles(hand["tiles"]))
+    assert dealt_tiles == Counter(parse_tiles([tiles])) == Counter(read.tiles)
+    recorded = Setting.parse(hand["house_way_setting"])
+    assert recorded.signature == read.signature, f"truth says {recorded}, the rule text {read}"
+    dealt = Setting.parse(f"{' '.join(hand['high'])} / {' '.join(hand['low'])}")
+    assert hand["house_way"] == (dealt.signature == read.signature)
+    way = find_ruleset(truth["rules"]).house_way(parse_tiles([tiles]))
+    assert way.clause.ref == clause, f"engine decided by {way.clause.ref}"
