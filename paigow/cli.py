@@ -623,8 +623,9 @@ def cmd_review(args: argparse.Namespace) -> int:
     from room.web import create_app
 
     secret = os.environ.get("PAIGOW_SECRET") or secrets.token_urlsafe(32)
-    app = create_app(_store(args.store), secret)
-    print(f"Review UI: http://{args.host}:{args.port}/")
+    app = create_app(_store(args.store), secret, secure_cookie=not args.plain_http)
+    cookie = "" if args.plain_http else " (serve it behind HTTPS: its session cookie is HTTPS-only)"
+    print(f"Review UI: http://{args.host}:{args.port}/{cookie}")
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 
@@ -833,6 +834,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--store", default="paigow-room.sqlite", help=store_help)
     sub.add_argument("--host", default="127.0.0.1")
     sub.add_argument("--port", type=int, default=8000)
+    sub.add_argument(
+        "--plain-http",
+        action="store_true",
+        help="send the session cookie over plain HTTP too (loopback or a trusted network "
+        "only; by default it is HTTPS-only and browsers are told to keep to HTTPS)",
+    )
 
     sub = command("ingest", cmd_ingest, "Store every table's alerts and rounds from MQTT.")
     sub.add_argument("--broker", required=True, metavar="HOST:PORT")

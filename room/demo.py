@@ -166,7 +166,7 @@ def run_demo(
     store = prepare(folder)
     server = None
     if serve:
-        app = create_app(store, secrets.token_urlsafe(32))
+        app = create_app(store, secrets.token_urlsafe(32), secure_cookie=False)  # loopback
         server = uvicorn.Server(
             uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
         )

@@ -12,6 +12,8 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import hashlib
+import secrets
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -28,6 +30,7 @@ from sqlalchemy import (
     Boolean,
     Float,
     ForeignKey,
+    Index,
     Integer,
     LargeBinary,
     String,
@@ -141,8 +144,18 @@ class UserRow(Base):
     role: Mapped[str] = mapped_column(String(16))
 
 
+class WebSessionRow(Base):
+    """A review UI login; the cookie holds the token, the store only its hash."""
+
+    __tablename__ = "web_sessions"
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    username: Mapped[str] = mapped_column(String(64), index=True)
+    created_at: Mapped[float] = mapped_column(Float)
+
+
 class AuditRow(Base):
     __tablename__ = "audit"
+    __table_args__ = (Index("ix_audit_username_action_at", "username", "action", "at"),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     at: Mapped[float] = mapped_column(Float)
     username: Mapped[str] = mapped_column(String(64))
@@ -619,6 +632,7 @@ class Store:
                 s.add(UserRow(username=username, password_hash=hashed, role=role))
             else:
                 existing.password_hash, existing.role = hashed, role
+                s.execute(delete(WebSessionRow).where(WebSessionRow.username == username))
             _audit(s, by, "user-set", f"{username} as {role}")
 
     def check_login(self, username: str, password: str) -> str | None:
@@ -633,6 +647,45 @@ class Store:
         except VerificationError:
             return None
         return user.role
+
+    def failed_logins(self, username: str, within_s: float) -> int:
+        """Failed logins as this user in the last `within_s` seconds (from the audit log, so
+        every worker and a restart see the same count)."""
+        with self.session() as s:
+            return int(
+                s.scalar(
+                    select(func.count())
+                    .select_from(AuditRow)
+                    .where(AuditRow.username == username[:64])
+                    .where(AuditRow.action == "login-failed")
+                    .where(AuditRow.at >= time.time() - within_s)
+                )
+                or 0
+            )
+
+    def open_session(self, username: str) -> str:
+        """A new review UI session for the user: the token for their cookie."""
+        token = secrets.token_urlsafe(32)
+        with self.session() as s:
+            s.add(WebSessionRow(token_hash=_token_hash(token), username=username,
+                                created_at=time.time()))  # fmt: skip
+        return token
+
+    def session_user(self, token: str, max_age_s: float) -> tuple[str, str] | None:
+        """(name, role now) of a live session's user; None once it was closed, expired or
+        its user removed. The role is read afresh, so a demotion takes effect at once."""
+        with self.session() as s:
+            row = s.get(WebSessionRow, _token_hash(token))
+            if row is None or row.created_at < time.time() - max_age_s:
+                return None
+            user = s.get(UserRow, row.username)
+            return (user.username, user.role) if user is not None else None
+
+    def close_session(self, token: str) -> None:
+        with self.session() as s:
+            row = s.get(WebSessionRow, _token_hash(token))
+            if row is not None:
+                s.delete(row)
 
     def record(self, username: str, action: str, note: str = "") -> None:
         """An entry in the audit log that concerns no alert (a login, say)."""
@@ -666,6 +719,10 @@ class Store:
                 s, by, "retention", f"deleted {len(old)} evidence images older than {days:g} days"
             )
         return len(old)
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def _audit(s: Session, username: str, action: str, note: str, alert_id: str | None = None) -> None:

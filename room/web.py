@@ -16,8 +16,9 @@ import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from fastapi import FastAPI, Form, HTTPException, Request
+from fastapi import FastAPI, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
@@ -28,6 +29,26 @@ from room.tiles import hand_svg
 
 TEMPLATES = Path(__file__).parent / "templates"
 CAN_ACT = ("reviewer", "admin")
+SESSION_MAX_AGE_S = 12 * 3600
+"""A login lasts a shift and a half: nobody is asked to log in again mid-shift."""
+FAILED_LOGINS_ALLOWED = 5
+"""Wrong passwords for one user within `FAILED_LOGINS_WINDOW_S` before further tries are refused
+unchecked: enough for typing slips, far too few to guess an argon2id-hashed password."""
+FAILED_LOGINS_WINDOW_S = 15 * 60
+"""How long failed logins count against a user: a person locked out waits a coffee break."""
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' "
+    "'unsafe-inline'; script-src 'self' 'unsafe-inline'; frame-ancestors 'none'; "
+    "form-action 'self'; base-uri 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
+"""Sent with every page: no framing (click-jacking), no sniffing, nothing loaded from elsewhere
+(the pages are server-rendered with their scripts and styles inline)."""
+HSTS = "max-age=31536000"
+LARGEST_SERIAL = 2**63 - 1
+"""The largest alert serial a database stores (a 64-bit integer)."""
 
 
 class LoginRequiredError(Exception):
@@ -35,16 +56,33 @@ class LoginRequiredError(Exception):
 
 
 def create_app(
-    store: Store, secret: str, *, poll_s: float = 0.5, tables_every_s: float = 5.0
+    store: Store,
+    secret: str,
+    *,
+    poll_s: float = 0.5,
+    tables_every_s: float = 5.0,
+    secure_cookie: bool = True,
 ) -> FastAPI:
-    app = FastAPI(title="paigow surveillance room", docs_url=None, redoc_url=None)
+    """The review UI. `secure_cookie` (the default) sends the session cookie over HTTPS only and
+    asks browsers to keep to HTTPS; only a demo on the loopback address turns it off."""
+    app = FastAPI(title="paigow surveillance room", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(
         SessionMiddleware,
         secret_key=secret,
         same_site="strict",
         session_cookie="paigow_session",
-        max_age=12 * 3600,
+        max_age=SESSION_MAX_AGE_S,
+        https_only=secure_cookie,
     )
+
+    @app.middleware("http")
+    async def _headers(request: Request, call_next: Any) -> Response:
+        response: Response = await call_next(request)
+        response.headers.update(SECURITY_HEADERS)
+        if secure_cookie:
+            response.headers["Strict-Transport-Security"] = HSTS
+        return response
+
     templates = Jinja2Templates(directory=str(TEMPLATES))
     templates.env.filters["hand"] = lambda text: Markup(hand_svg(text))
     templates.env.filters["when"] = lambda ts: dt.datetime.fromtimestamp(ts).strftime(
@@ -52,10 +90,20 @@ def create_app(
     )
 
     def user(request: Request) -> dict[str, str]:
-        found = request.session.get("user")
-        if not found:
+        """The logged-in user as the store knows them now (a closed session or a changed role
+        counts at once, whatever the cookie says)."""
+        token = request.session.get("sid")
+        found = store.session_user(token, SESSION_MAX_AGE_S) if isinstance(token, str) else None
+        if found is None:
+            request.session.pop("sid", None)
             raise LoginRequiredError
-        return dict(found)
+        return {"name": found[0], "role": found[1]}
+
+    def current(request: Request) -> dict[str, str] | None:
+        try:
+            return user(request)
+        except LoginRequiredError:
+            return None
 
     def csrf(request: Request) -> str:
         token = request.session.get("csrf")
@@ -72,7 +120,7 @@ def create_app(
             request,
             name,
             {
-                "user": request.session.get("user"),
+                "user": current(request),
                 "csrf": csrf(request),
                 **context,
             },
@@ -86,9 +134,7 @@ def create_app(
 
     @app.get("/login", response_class=HTMLResponse)
     def login_form(request: Request, next: str = "/", failed: int = 0) -> HTMLResponse:
-        return page(
-            request, "login.html", next=next if next.startswith("/") else "/", failed=bool(failed)
-        )
+        return page(request, "login.html", next=local_path(next), failed=bool(failed))
 
     @app.post("/login")
     def login(
@@ -99,18 +145,26 @@ def create_app(
         next: str = Form("/"),
     ) -> Response:
         check_csrf(request, token)
+        if store.failed_logins(username, FAILED_LOGINS_WINDOW_S) >= FAILED_LOGINS_ALLOWED:
+            minutes = FAILED_LOGINS_WINDOW_S // 60
+            raise HTTPException(
+                429, f"too many wrong passwords for this user: try again in {minutes} minutes"
+            )
         role = store.check_login(username, password)
         if role is None:
             store.record(username[:64], "login-failed")
             return RedirectResponse("/login?failed=1", status_code=303)
         store.record(username, "login")
         request.session.clear()  # a new session on login
-        request.session["user"] = {"name": username, "role": role}
-        return RedirectResponse(next if next.startswith("/") else "/", status_code=303)
+        request.session["sid"] = store.open_session(username)
+        return RedirectResponse(local_path(next), status_code=303)
 
     @app.post("/logout")
     def logout(request: Request, token: str = Form(..., alias="csrf")) -> Response:
         check_csrf(request, token)
+        sid = request.session.get("sid")
+        if isinstance(sid, str):
+            store.close_session(sid)  # a copy of the cookie is worth nothing from now on
         request.session.clear()
         return RedirectResponse("/login", status_code=303)
 
@@ -130,7 +184,9 @@ def create_app(
         return [dataclasses.asdict(c) for c in store.table_conditions()]
 
     @app.get("/events")
-    async def events(request: Request, after: int = 0) -> StreamingResponse:
+    async def events(
+        request: Request, after: int = Query(0, ge=0, le=LARGEST_SERIAL)
+    ) -> StreamingResponse:
         user(request)
 
         async def stream() -> AsyncIterator[str]:
@@ -258,10 +314,28 @@ def shift_window(day: str, shift: str) -> tuple[float | None, float | None]:
     except ValueError:
         raise HTTPException(400, f"a day is written YYYY-MM-DD, got {day!r}") from None
     first, last = SHIFTS.get(shift, (0, 24))
-    return (
-        (start + dt.timedelta(hours=first)).timestamp(),
-        (start + dt.timedelta(hours=last)).timestamp(),
-    )
+    try:
+        return (
+            (start + dt.timedelta(hours=first)).timestamp(),
+            (start + dt.timedelta(hours=last)).timestamp(),
+        )
+    except (OverflowError, ValueError, OSError):  # 9999-12-31's night shift, 0001-01-01
+        raise HTTPException(400, f"no shift on {day} can hold an alert") from None
+
+
+def local_path(target: str) -> str:
+    """Where to go after logging in: a path on this site, never another site
+    (`//evil.example/`, `/\\evil.example`, `https://...` all go to the board)."""
+    parts = urlsplit(target)
+    if (
+        not target.startswith("/")
+        or target.startswith(("//", "/\\"))
+        or parts.scheme
+        or parts.netloc
+        or any(c in target for c in "\r\n\t")
+    ):
+        return "/"
+    return target
 
 
 def _summary(alert: AlertRow) -> dict[str, Any]:

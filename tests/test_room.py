@@ -3,6 +3,7 @@ duplicates, gaps), the shift report, retention, and the review UI in a real head
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -29,7 +30,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from room.ingest import Ingest
 from room.report import chi2_sf, dice_fairness, write_report
 from room.shift import shift_messages, simulate_shift
-from room.store import Store, StoreError, TableHealthRow, table_condition
+from room.store import Base, Store, StoreError, TableHealthRow, table_condition
 from room.web import create_app
 from tests.broker import Broker, free_port
 from tests.postgres import Postgres
@@ -94,12 +95,8 @@ def any_store(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[n
     store = Store.open(url)
     with store.engine.begin() as connection:  # a clean slate for each test
         connection.execute(sqlalchemy.text("ALTER TABLE audit DISABLE TRIGGER audit_no_change"))
-        connection.execute(
-            sqlalchemy.text(
-                "TRUNCATE audit, users, evidence, alerts, hands, rounds, missing, messages, "
-                "tables, table_health"
-            )
-        )
+        every_table = ", ".join(table.name for table in Base.metadata.sorted_tables)
+        connection.execute(sqlalchemy.text(f"TRUNCATE {every_table}"))
         connection.execute(sqlalchemy.text("ALTER TABLE audit ENABLE TRIGGER audit_no_change"))
     yield store
     store.engine.dispose()
@@ -391,16 +388,26 @@ def server(store: Store):  # type: ignore[no-untyped-def]
     store.add_user("rita", "reviewer-pw", "reviewer")
     store.add_user("vince", "viewer-pw1", "viewer")
     store.ingest(alert_envelope(1, message_id="old-alert"))
+    app = create_app(store, "test-secret-" + "x" * 20, poll_s=0.2, tables_every_s=0.2,
+                     secure_cookie=False)  # fmt: skip
+    with serving(app) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serving(app):  # type: ignore[no-untyped-def]
+    """The app served by uvicorn on a free loopback port, as `paigow review` serves it."""
     port = free_port()
-    app = create_app(store, "test-secret-" + "x" * 20, poll_s=0.2, tables_every_s=0.2)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     while not server.started:
         time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(5)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(5)
 
 
 @pytest.fixture
@@ -541,6 +548,115 @@ def test_a_login_form_without_its_token_is_refused(server: str) -> None:
         )
         assert answer.status_code == 403
         assert client.get("/incidents", follow_redirects=False).status_code == 303  # not in
+
+
+def logged_in(client: httpx.Client, username: str, password: str, next: str = "/") -> str:
+    """Log in over plain HTTP; the CSRF token of the new session."""
+    page = client.get("/login").text
+    token = re.search(r'name="csrf" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+    client.post("/login", data={"username": username, "password": password, "csrf": token,
+                                "next": next})  # fmt: skip
+    page = client.get("/incidents").text
+    return re.search(r'name="csrf" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("target", "goes_to"),
+    [
+        ("/incidents?day=2026-11-26", "/incidents?day=2026-11-26"),
+        ("//evil.example/", "/"),
+        ("/\\evil.example/", "/"),
+        ("https://evil.example/", "/"),
+        ("evil.example", "/"),
+        ("/%0d%0aSet-Cookie:x", "/%0d%0aSet-Cookie:x"),
+    ],
+)
+def test_after_login_the_user_stays_on_this_site(server: str, target: str, goes_to: str) -> None:
+    with httpx.Client(base_url=server) as client:
+        page = client.get("/login").text
+        token = re.search(r'name="csrf" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+        answer = client.post("/login", data={"username": "rita", "password": "reviewer-pw",
+                                             "csrf": token, "next": target})  # fmt: skip
+    assert answer.status_code == 303 and answer.headers["location"] == goes_to
+
+
+def test_a_cookie_copied_before_logout_is_worth_nothing_after(server: str) -> None:
+    with httpx.Client(base_url=server) as client:
+        token = logged_in(client, "rita", "reviewer-pw")
+        copied = dict(client.cookies)
+        assert client.get("/audit").status_code == 200
+        client.post("/logout", data={"csrf": token})
+    with httpx.Client(base_url=server, cookies=copied) as thief:
+        assert thief.get("/audit", follow_redirects=False).status_code == 303  # to the login
+        assert thief.get("/events").status_code == 401
+
+
+def test_a_demoted_user_loses_the_old_role_at_once(server: str, store: Store) -> None:
+    with httpx.Client(base_url=server) as client:
+        logged_in(client, "rita", "reviewer-pw")
+        assert client.get("/audit").status_code == 200
+        store.add_user("rita", "reviewer-pw", "viewer", by="admin")  # also ends her sessions
+        assert client.get("/audit", follow_redirects=False).status_code == 303
+        logged_in(client, "rita", "reviewer-pw")
+        assert client.get("/audit").status_code == 403  # a viewer now
+
+
+def test_password_guessing_is_refused_after_a_few_tries(server: str, store: Store) -> None:
+    from room.web import FAILED_LOGINS_ALLOWED
+
+    with httpx.Client(base_url=server) as client:
+        page = client.get("/login").text
+        token = re.search(r'name="csrf" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+        answers = [
+            client.post(
+                "/login", data={"username": "rita", "password": f"guess-{n}", "csrf": token}
+            ).status_code
+            for n in range(FAILED_LOGINS_ALLOWED + 3)
+        ]
+        right = client.post("/login", data={"username": "rita", "password": "reviewer-pw",
+                                            "csrf": token})  # fmt: skip
+        assert right.status_code == 429  # even the right password waits out the lock
+        other = client.post("/login", data={"username": "vince", "password": "viewer-pw1",
+                                            "csrf": token})  # fmt: skip
+        assert other.status_code == 303  # another user is not locked out
+    assert answers == [303] * FAILED_LOGINS_ALLOWED + [429] * 3
+    failed = [e for e in store.audit(limit=50) if e.action == "login-failed"]
+    assert len(failed) == FAILED_LOGINS_ALLOWED  # refused tries write nothing more
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        ("/incidents?day=9999-12-31&shift=night", 400),
+        ("/incidents?day=0001-01-01", 400),
+        ("/incidents?day=26-11-2026", 400),
+        (f"/events?after={10**30}", 422),
+        ("/events?after=-1", 422),
+        ("/openapi.json", 404),
+        ("/docs", 404),
+    ],
+)
+def test_bad_requests_get_a_clear_refusal(server: str, path: str, status: int) -> None:
+    with httpx.Client(base_url=server) as client:
+        logged_in(client, "rita", "reviewer-pw")
+        assert client.get(path).status_code == status
+
+
+def test_pages_carry_security_headers_and_an_https_only_cookie(store: Store) -> None:
+    store.add_user("rita", "reviewer-pw", "reviewer")
+    app = create_app(store, "test-secret-" + "x" * 20)  # as `paigow review` serves it
+    with serving(app) as url, httpx.Client(base_url=url) as client:
+        page = client.get("/login")  # the session (its CSRF token) starts here
+        token = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+        answer = client.post("/login", data={"username": "rita", "password": "reviewer-pw",
+                                             "csrf": token})  # fmt: skip
+    assert answer.status_code == 403  # over plain HTTP the cookie never came back
+    cookie = page.headers["set-cookie"].lower()
+    assert "secure" in cookie and "httponly" in cookie and "samesite=strict" in cookie
+    for name in ("content-security-policy", "x-frame-options", "x-content-type-options",
+                 "strict-transport-security"):  # fmt: skip
+        assert name in page.headers, name
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
 
 
 def test_logged_out_users_are_refused(server, browser) -> None:  # type: ignore[no-untyped-def]
