@@ -1136,11 +1136,17 @@ def test_a_tile_outside_the_zones_is_flying_only_where_none_lay_just_before(
 
 
 def follow_told(
-    seed: int, rules: str, cut: str | None, update: dict[str, object], *, context: bool = False
+    seed: int,
+    rules: str,
+    cut: str | None,
+    update: dict[str, object],
+    *,
+    context: bool = False,
+    injected: tuple[str, ...] = (),
 ) -> tuple[list[Alert], RoundRecord]:
     """A labels round followed with nothing but the table's configuration (changed by
     `update`): no cut handed to the follower."""
-    studio = Studio.of(seed, rules, [], (1280, 720), cut, context)
+    studio = Studio.of(seed, rules, list(injected), (1280, 720), cut, context)
     seen = accuracy._seen(studio, rules, "labels", None)
     assert isinstance(seen.table, TableConfig)
     follower = RoundFollower(seen.table.model_copy(update=update), run="test")
@@ -1188,3 +1194,49 @@ def test_the_cut_is_inferred_from_the_delivery_among_those_the_table_may_deal(
         assert (found.cut, found.cut_options, found.cut_known) == record
     else:  # the alerts name the cut that fitted longest and say none fits
         assert all("no permitted cut fits" in str(a.observed) for a in raised)
+
+
+@pytest.mark.parametrize(
+    ("seed", "rules", "dealt", "fitted"),
+    [
+        # Yat Dong Dong with groups 2 and 4 swapped: stacks go one by one, whole, which Ghan Dong
+        # Ping Say (every stack standing until group 7) fits by every other check.
+        (780156, "nz-1998", "yat-dong-dong", "ghan-dong-ping-say"),
+        # China Bank with two groups swapped: stacks 4 and 5 go with group 6, which Foot Say
+        # (the middle stacks standing until group 7) fits by every other check.
+        (780211, "mbs-2020", "china-bank", "foot-say"),
+    ],
+)
+def test_a_stack_gone_before_a_permitted_cut_takes_it_rules_that_cut_out(
+    seed: int, rules: str, dealt: str, fitted: str
+) -> None:
+    """A place seen empty between standing stacks, sooner than a cut would empty it, is the
+    evidence that tells a swapped delivery from another permitted cut."""
+    studio = Studio.of(seed, rules, ["wrong-cut-order"], (1280, 720), None, True)
+    assert studio.plan.cut == dealt
+    raised, _ = follow_told(seed, rules, None, {}, context=True, injected=("wrong-cut-order",))
+    assert [a.kind for a in raised] and {a.kind for a in raised} == {"wrong-cut-order"}
+    assert all("no permitted cut fits" in str(a.observed) for a in raised)
+    assert any(fitted in str(a.expected) and "gone" in str(a.observed) for a in raised)
+
+
+@pytest.mark.parametrize(
+    ("standing_at", "flanked"),
+    [
+        ([-1, 1], True),  # both neighbours
+        ([-2, 1], True),  # three pitches between the flanks
+        ([-1, 2], True),
+        ([-2, 2], False),  # four: a hand fits between them
+        ([-3, 1], False),
+        ([1, 2], False),  # nothing on one side: an arm may be over it
+        ([], False),
+    ],
+)
+def test_a_place_counts_as_seen_only_between_close_standing_stacks(
+    standing_at: list[int], flanked: bool
+) -> None:
+    from vision.follow.delivery import _flanked
+
+    pitch = 27.5
+    standing = [np.array([x * pitch, 200.0]) for x in standing_at]
+    assert _flanked(np.array([0.0, 200.0]), standing, pitch) == flanked

@@ -131,11 +131,15 @@ class Round:
     traced: int = 0
     """Groups whose blocks have been traced back to the stacks."""
     standing: dict[int, list[tuple[float, float]]] = field(default_factory=dict)
+    """Stack -> (time, the detector's confidence) of each frame it was seen standing in."""
+    empty_since: dict[int, tuple[float, int]] = field(default_factory=dict)
+    """Stack -> when its place was first seen empty since it last stood, and in how many frames."""
+    gone: dict[int, float] = field(default_factory=dict)
+    """Stack -> when it went, once its place has been seen empty in `CUT.empty_frames` frames."""
     live: list[int] = field(default_factory=list)
     """The permitted cut views (`Judge.views`) the delivery still fits."""
     reference: int | None = None
     """Once no permitted cut fits: the view that fitted longest, which the alerts cite."""
-    """Stack -> (time, the detector's confidence) of each frame it was seen standing in."""
     watches: dict[str, HandWatch] = field(default_factory=dict)
     raised: set[tuple[str, int | None]] = field(default_factory=set)
     alerts: list[Alert] = field(default_factory=list)
@@ -147,6 +151,11 @@ class Round:
     def columns(self) -> list[float]:
         """The stacks' places along the row (mm)."""
         return [float(p[0]) for p in self.places]
+
+    @property
+    def pitch(self) -> float:
+        """How far apart the stacks stand along the row (mm)."""
+        return float(np.median(np.diff(self.columns)))
 
     @property
     def row(self) -> float:

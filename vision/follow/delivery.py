@@ -84,6 +84,24 @@ class CutSettings:
     before_arrival: float = 0.4
     """Seconds before a group arrives in which a stack its cut keeps standing must be seen
     (`_stacks_missed`): four analysed frames, while the block before is lifted and flies."""
+    hides: float = 20.0
+    """Millimetres from a stack's place within which any tile (a block in flight over it, the
+    stack itself seen but not yet still) leaves the place unjudged rather than empty: less than
+    the 26-29 mm to the next stack, so a neighbour standing does not hide it."""
+    flank_gap: float = 3.5
+    """Stack pitches apart that the nearest stacks seen standing either side of an empty place may
+    be for the place to count as seen (`_flanked`): an arm can hide stacks without being
+    detected, but not one place while both its flanks show. Three pitches (78-87 mm between
+    centres, about 60 mm of open row between their edges) is narrower than a dealer's hand
+    (75-95 mm across) or the simulator's arm (85-110 mm); four would not be."""
+    empty_frames: int = 2
+    """Frames, with no standing sighting between them, in which a place must be seen empty for
+    its stack to be gone: one frame can be the detector missing a standing stack."""
+    gone_before: float = 0.3
+    """Seconds before the group before a stack's last one arrives by which the stack must have
+    gone for that cut to be broken (`_gone_early`): a stack goes as that group lands, which the
+    follower sees 0-0.1 s after (labels); a cut that keeps it a group longer expects it a whole
+    delivery (0.7 s) later."""
     told_apart: int = 3
     """Stacks missed by which the likeliest cut must beat the next for the record to call the
     cut inferred rather than undecided. In the five rounds it was chosen on (770000-770007,
@@ -209,7 +227,9 @@ class DeliveryPhase(FollowerBase):
         """Which stacks stand in this frame, from the dice on: the first block may fly before
         the follower sees a box served. Only tiles lying still for `CUT.still_frames` count: a
         block carried over the stacks is not a stack; and only where a stack stood
-        (`CUT.stack_place`): something boxed beside that place is not the stack."""
+        (`CUT.stack_place`): something boxed beside that place is not the stack. A place seen
+        empty, nothing over it and stacks standing close either side (`_flanked`), marks its
+        stack gone (`_gone_early`); seen standing again, it was not."""
         round_ = self.round
         assert round_ is not None
         if len(previous) < CUT.still_frames - 1:
@@ -219,10 +239,20 @@ class DeliveryPhase(FollowerBase):
             return all(any(np.linalg.norm(p - q) < 6.0 for q in frame) for frame in previous)
 
         still = [(p, sure) for p, sure in view.stacks if lay_still(p)]
+        tiles, pitch = view.tiles_xy, round_.pitch
         for stack, place in enumerate(round_.places):
             sure = [c for p, c in still if np.linalg.norm(p - place) <= CUT.stack_place]
             if sure:
                 round_.standing.setdefault(stack, []).append((t, max(sure)))
+                round_.empty_since.pop(stack, None)
+                round_.gone.pop(stack, None)
+            elif all(np.linalg.norm(p - place) > CUT.hides for p in tiles) and _flanked(
+                place, [p for p, _ in still], pitch
+            ):
+                since, frames = round_.empty_since.get(stack, (t, 0))
+                round_.empty_since[stack] = (since, frames + 1)
+                if frames + 1 >= CUT.empty_frames:
+                    round_.gone.setdefault(stack, since)
 
     def _judged(self) -> list[int]:
         """The cut views the delivery is still judged by: those that fit so far, or, once none
@@ -290,7 +320,7 @@ class DeliveryPhase(FollowerBase):
         assert round_ is not None
         arrivals = sorted(round_.served.values())
         for index in list(self._judged()):
-            breaches = []
+            breaches = self._gone_early(self.judge.views[index], arrivals, t)
             for stack, group in self.judge.views[index].last_groups.items():
                 gone = _gone_by(group, arrivals, round_.flying)
                 if gone is None:
@@ -310,6 +340,36 @@ class DeliveryPhase(FollowerBase):
                     )
                 )
             self._breached(index, breaches, out)
+
+    def _gone_early(self, cut: CutView, arrivals: list[float], t: float) -> list[Breach]:
+        """Stacks gone before this cut takes their last tiles: a stack goes as the group before
+        its last one lands, so one whose place lay empty (`_note_standing`) from well before
+        that group arrived (`CUT.gone_before`) was dealt sooner than this cut deals it. Only
+        an empty place counts, never a stack merely unseen: a block flying over hides it."""
+        round_ = self.round
+        assert round_ is not None
+        breaches = []
+        for stack, last in cut.last_groups.items():
+            gone = round_.gone.get(stack)
+            if gone is None or last < 2 or len(arrivals) < last - 1:
+                continue
+            before = arrivals[last - 2]
+            if gone >= before - CUT.gone_before:
+                continue
+            position = (round_.first_seen - 1 + last - 2) % 8 + 1  # type: ignore[operator]
+            seen = [c for _, c in round_.standing.get(stack, [])]
+            breaches.append(
+                Breach(
+                    position,
+                    f"stack {stack + 1} standing until group {last - 1} reached position "
+                    f"{position} (its last tiles go with group {last})",
+                    f"stack {stack + 1} gone {before - gone:.1f} s before",
+                    gone,
+                    t,
+                    float(np.mean(seen)) if seen else CUT.standing,
+                )
+            )
+        return breaches
 
     def _trace_blocks(self, t: float, out: list[Raised]) -> None:
         """Each delivered block's flight traced back to the stacks' row: a block from stacks
@@ -511,6 +571,15 @@ def _on_row(traced: list[float], columns: list[float], pitch: float) -> list[flo
 def _apart(x: float, columns: list[float], chosen: Iterable[int]) -> float:
     """How far a line ending at `x` on the stacks' row ends from the nearest chosen stack."""
     return min(abs(x - columns[s]) for s in chosen)
+
+
+def _flanked(place: NDArray[np.float64], standing: list[NDArray[np.float64]], pitch: float) -> bool:
+    """Stacks seen standing on both sides of a place, closer together than a hand is wide
+    (`CUT.flank_gap`): no arm reaching over the row could hide the place and leave both in view,
+    so the place between them, seen empty, is empty."""
+    left = [float(p[0]) for p in standing if p[0] < place[0]]
+    right = [float(p[0]) for p in standing if p[0] > place[0]]
+    return bool(left and right) and min(right) - max(left) <= CUT.flank_gap * pitch
 
 
 def _gone_by(group: int, arrivals: list[float], flying: list[float]) -> float | None:

@@ -55,6 +55,15 @@ class View:
     def stack_xy(self) -> list[NDArray[np.float64]]:
         return [p for p, _ in self.stacks]
 
+    @property
+    def tiles_xy(self) -> list[NDArray[np.float64]]:
+        """Where every tile lies, face up or down, read or not."""
+        return (
+            [xy for xy, _, _ in self.backs_xy]
+            + [s.xy for s in self.faces_xy]
+            + [xy for _, xy, _, _, _ in self.unread_xy]
+        )
+
     @classmethod
     def of(cls, seen: Detections, table: TableConfig) -> View:
         scores = seen.label_scores
