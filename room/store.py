@@ -27,6 +27,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import VerificationError
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Float,
     ForeignKey,
@@ -76,10 +77,13 @@ class MessageRow(Base):
     received_at: Mapped[float] = mapped_column(Float)
 
 
-class MissingRow(Base):
-    __tablename__ = "missing"
+class MissingRunRow(Base):
+    """Sequence numbers first..last of a table not seen yet: one row however long the run."""
+
+    __tablename__ = "missing_runs"
     table_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    first: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    last: Mapped[int] = mapped_column(BigInteger)
     noticed_at: Mapped[float] = mapped_column(Float)
     raised: Mapped[bool] = mapped_column(Boolean, default=False)
 
@@ -346,7 +350,7 @@ class Store:
             )
         }
         gaps: dict[int, tuple[int, int]] = {}
-        missing: list[dict[str, Any]] = []
+        missing: list[MissingRunRow] = []
         late: list[tuple[str, int]] = []
         for table_id, messages in by_table.items():
             row = rows.get(table_id)
@@ -357,25 +361,35 @@ class Store:
             for p in sorted(messages, key=lambda m: m.seq):
                 if p.seq > last + 1:
                     gaps[p.index] = (last + 1, p.seq - 1)
-                    missing += [
-                        {"table_id": table_id, "seq": n, "noticed_at": now, "raised": False}
-                        for n in range(last + 1, p.seq)
-                    ]
+                    run = (last + 1, p.seq - 1)
+                    missing.append(MissingRunRow(table_id=table_id, first=run[0], last=run[1],
+                                                 noticed_at=now, raised=False))  # fmt: skip
                 elif p.seq < last:
                     late.append((table_id, p.seq))
                 last = max(last, p.seq)
             row.last_seq = last
-        for table_id, seq in late:  # no longer missing
-            s.execute(
-                delete(MissingRow).where(
-                    MissingRow.table_id == table_id,
-                    MissingRow.seq == seq,
-                    MissingRow.raised.is_(False),
+        s.add_all(missing)
+        s.flush()
+        for table_id, seq in late:  # no longer missing: its run splits around it
+            run = s.scalar(
+                select(MissingRunRow).where(
+                    MissingRunRow.table_id == table_id,
+                    MissingRunRow.first <= seq,
+                    MissingRunRow.last >= seq,
+                    MissingRunRow.raised.is_(False),
                 )
             )
-        if missing:
-            s.execute(self._insert_ignore(MissingRow), missing)
-        s.flush()
+            if run is None:
+                continue
+            first, last, noticed = run.first, run.last, run.noticed_at
+            s.delete(run)
+            s.flush()
+            s.add_all(
+                MissingRunRow(table_id=table_id, first=a, last=b, noticed_at=noticed, raised=False)
+                for a, b in ((first, seq - 1), (seq + 1, last))
+                if a <= b
+            )
+            s.flush()
         return gaps
 
     def _insert_ignore(self, model: type[Base]) -> Any:
@@ -439,31 +453,22 @@ class Store:
         with self.session() as s:
             overdue = list(
                 s.scalars(
-                    select(MissingRow)
-                    .where(MissingRow.raised.is_(False), MissingRow.noticed_at < now - grace_s)
-                    .order_by(MissingRow.table_id, MissingRow.seq)
+                    select(MissingRunRow)
+                    .where(
+                        MissingRunRow.raised.is_(False), MissingRunRow.noticed_at < now - grace_s
+                    )
+                    .order_by(MissingRunRow.table_id, MissingRunRow.first)
                 )
             )
-            runs: list[list[MissingRow]] = []
-            for row in overdue:
-                if (
-                    runs
-                    and runs[-1][-1].table_id == row.table_id
-                    and runs[-1][-1].seq + 1 == row.seq
-                ):
-                    runs[-1].append(row)
-                else:
-                    runs.append([row])
-            for run in runs:
-                table_id, first, last = run[0].table_id, run[0].seq, run[-1].seq
+            for run in overdue:
+                table_id, first, last = run.table_id, run.first, run.last
                 try:
                     with s.begin_nested():
                         self._add_gap(s, table_id, (first, last), now)
                         s.flush()
                 except IntegrityError:
                     pass  # another worker raised it
-                for row in run:
-                    row.raised = True
+                run.raised = True
                 raised.append((table_id, first, last))
         return raised
 

@@ -30,7 +30,14 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from room.ingest import Ingest
 from room.report import chi2_sf, dice_fairness, write_report
 from room.shift import shift_messages, simulate_shift
-from room.store import Base, Store, StoreError, TableHealthRow, table_condition
+from room.store import (
+    Base,
+    MissingRunRow,
+    Store,
+    StoreError,
+    TableHealthRow,
+    table_condition,
+)
 from room.web import create_app
 from tests.broker import Broker, free_port
 from tests.postgres import Postgres
@@ -116,6 +123,51 @@ def test_ingest_is_idempotent_and_notices_gaps(any_store: Store) -> None:
     assert kinds == ["house-way-violation"] * 3 + ["sequence-gap"] * 2
     with pytest.raises(StoreError, match="not a paigow envelope"):
         store.ingest({"hello": 1})
+
+
+def test_a_huge_sequence_jump_costs_one_row_and_late_numbers_split_it(any_store: Store) -> None:
+    store = any_store
+    store.ingest(alert_envelope(1))
+    started = time.perf_counter()
+    assert store.ingest(alert_envelope(300_001)).gap == (2, 300_000)
+    assert time.perf_counter() - started < 2.0  # one run, not 300,000 rows (was 6 s)
+    assert store.count(MissingRunRow) == 1
+    store.ingest(alert_envelope(1_000))  # late: the run splits around it
+    store.ingest(alert_envelope(2))  # late, at the run's start
+    assert store.count(MissingRunRow) == 2
+    later = time.time() + 61
+    assert store.raise_gaps(60, now=later) == [("t1", 3, 999), ("t1", 1_001, 300_000)]
+
+
+def test_missing_numbers_of_an_older_store_become_runs(tmp_path: Path) -> None:
+    """A store written before missing numbers were kept as runs (migration 0005) keeps them."""
+    from alembic import command
+    from alembic.config import Config as AlembicConfig
+
+    from room.store import MIGRATIONS
+
+    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
+    engine = sqlalchemy.create_engine(url)
+    config = AlembicConfig()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0004")
+        rows = [("t1", 2, 0), ("t1", 3, 0), ("t1", 4, 0), ("t1", 7, 0), ("t1", 8, 1), ("t2", 5, 0)]
+        connection.execute(
+            sqlalchemy.text("INSERT INTO missing (table_id, seq, noticed_at, raised) "
+                            "VALUES (:t, :s, 0, :r)"),
+            [{"t": t, "s": s, "r": r} for t, s, r in rows],
+        )  # fmt: skip
+    engine.dispose()
+    store = Store.open(url)
+    with store.session() as s:
+        query = sqlalchemy.select(MissingRunRow).order_by(
+            MissingRunRow.table_id, MissingRunRow.first
+        )
+        runs = [(r.table_id, r.first, r.last, r.raised) for r in s.scalars(query)]
+    assert runs == [("t1", 2, 4, False), ("t1", 7, 7, False), ("t1", 8, 8, True),
+                    ("t2", 5, 5, False)]  # fmt: skip
 
 
 def test_the_least_sure_alerts_can_come_first(any_store: Store) -> None:
