@@ -360,9 +360,8 @@ class Store:
             last = row.last_seq
             for p in sorted(messages, key=lambda m: m.seq):
                 if p.seq > last + 1:
-                    gaps[p.index] = (last + 1, p.seq - 1)
-                    run = (last + 1, p.seq - 1)
-                    missing.append(MissingRunRow(table_id=table_id, first=run[0], last=run[1],
+                    gaps[p.index] = first, until = (last + 1, p.seq - 1)
+                    missing.append(MissingRunRow(table_id=table_id, first=first, last=until,
                                                  noticed_at=now, raised=False))  # fmt: skip
                 elif p.seq < last:
                     late.append((table_id, p.seq))

@@ -91,13 +91,17 @@ def create_app(
 
     def user(request: Request) -> dict[str, str]:
         """The logged-in user as the store knows them now (a closed session or a changed role
-        counts at once, whatever the cookie says)."""
+        counts at once, whatever the cookie says). Looked up once a request."""
+        known: dict[str, str] | None = getattr(request.state, "user", None)
+        if known is not None:
+            return known
         token = request.session.get("sid")
         found = store.session_user(token, SESSION_MAX_AGE_S) if isinstance(token, str) else None
         if found is None:
             request.session.pop("sid", None)
             raise LoginRequiredError
-        return {"name": found[0], "role": found[1]}
+        request.state.user = {"name": found[0], "role": found[1]}
+        return dict(request.state.user)
 
     def current(request: Request) -> dict[str, str] | None:
         try:

@@ -13,16 +13,24 @@ from rules.houseway import TIE_READING
 from tests.conftest import FIXTURES, RULESETS
 
 
+def golden_lines(path: Path) -> list[tuple[str, str, str]]:
+    """A golden file's `TILES -> HIGH HIGH / LOW LOW  # CLAUSES` lines, comments skipped."""
+    lines = []
+    for line in path.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        left, clauses = line.split("  # ")
+        tiles, expected = left.split(" -> ")
+        lines.append((tiles, expected, clauses.strip()))
+    return lines
+
+
 def golden_cases() -> list[tuple[str, str, str, list[str]]]:
-    cases = []
-    for path in sorted((FIXTURES / "house_way").glob("*.txt")):
-        for line in path.read_text().splitlines():
-            if not line.strip() or line.startswith("#"):
-                continue
-            left, clauses = line.split("  # ")
-            tiles, expected = left.split(" -> ")
-            cases.append((path.stem, tiles, expected, [c.strip() for c in clauses.split(" > ")]))
-    return cases
+    return [
+        (path.stem, tiles, expected, [c.strip() for c in clauses.split(" > ")])
+        for path in sorted((FIXTURES / "house_way").glob("*.txt"))
+        for tiles, expected, clauses in golden_lines(path)
+    ]
 
 
 CASES = golden_cases()
@@ -181,13 +189,9 @@ def fixture_round_readings() -> list[tuple[str, str, str, str, str]]:
     something the engine did not write."""
     cases = []
     for path in sorted((FIXTURES / "rounds").glob("*/house_way.txt")):
-        for line in path.read_text().splitlines():
-            if not line.strip() or line.startswith("#"):
-                continue
-            left, clause = line.split("  # ")
-            position, rest = left.split(": ")
-            tiles, expected = rest.split(" -> ")
-            cases.append((path.parent.name, position, tiles, expected, clause.strip()))
+        for placed, expected, clause in golden_lines(path):
+            position, tiles = placed.split(": ")
+            cases.append((path.parent.name, position, tiles, expected, clause))
     return cases
 
 

@@ -239,15 +239,16 @@ class DeliveryPhase(FollowerBase):
             return all(any(np.linalg.norm(p - q) < 6.0 for q in frame) for frame in previous)
 
         still = [(p, sure) for p, sure in view.stacks if lay_still(p)]
-        tiles, pitch = view.tiles_xy, round_.pitch
+        standing = [p for p, _ in still]
+        tiles = np.array(view.tiles_xy).reshape(-1, 2)
         for stack, place in enumerate(round_.places):
             sure = [c for p, c in still if np.linalg.norm(p - place) <= CUT.stack_place]
             if sure:
                 round_.standing.setdefault(stack, []).append((t, max(sure)))
                 round_.empty_since.pop(stack, None)
                 round_.gone.pop(stack, None)
-            elif all(np.linalg.norm(p - place) > CUT.hides for p in tiles) and _flanked(
-                place, [p for p, _ in still], pitch
+            elif _flanked(place, standing, round_.pitch) and not np.any(
+                np.linalg.norm(tiles - place, axis=1) <= CUT.hides
             ):
                 since, frames = round_.empty_since.get(stack, (t, 0))
                 round_.empty_since[stack] = (since, frames + 1)
