@@ -9,6 +9,7 @@ goes through the outbox before the broker sees it.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import logging
 import signal
@@ -127,7 +128,17 @@ class Metrics:
         self.outbox = Gauge("paigow_outbox_depth", "Messages not yet acknowledged", registry=r)
         self.connected = Gauge("paigow_broker_connected", "1 when connected", registry=r)
         self.camera_ok = Gauge("paigow_camera_ok", "1 when the camera delivers", registry=r)
+        self.outbox_writable = Gauge(
+            "paigow_outbox_writable", "0 while the outbox's disk refuses writes", registry=r
+        )
+        self.dropped = Counter(
+            "paigow_messages_dropped", "Messages lost: outbox full and memory hold full", registry=r
+        )
 
+
+HELD_IN_MEMORY = 1000
+"""Messages held in memory while the outbox's disk refuses writes: about 12 MB of alerts with
+evidence, hours of a normal table's alerts; past it a new message is dropped and counted."""
 
 SLOW_WINDOW = 10.0
 """Seconds over which the analysed frame rate is measured (the `paigow_analysis_fps` gauge)."""
@@ -158,7 +169,13 @@ class EdgeApp:
             self.table = TableConfig.read(config.table)
         except CalibrationError as error:
             raise ConfigError(str(error)) from None
-        prefix = f"{config.mqtt.prefix}/{config.mqtt.site}/{self.table.table_id}"
+        own = f"{config.mqtt.site}/{self.table.table_id}"
+        if config.mqtt.username not in (None, own):
+            raise ConfigError(
+                f"mqtt.username {config.mqtt.username!r} is not {own!r}: the broker lets a box "
+                f"publish only under its own SITE/TABLE (docs/mqtt.md#security)"
+            )
+        prefix = f"{config.mqtt.prefix}/{own}"
         self.topics = {k: f"{prefix}/{k}" for k in ("alert", "round", "status", "health")}
         self.outbox = Outbox(config.outbox.path, config.outbox.min_free_mb)
         self.evidence = config.outbox.path.parent / "evidence"
@@ -182,6 +199,7 @@ class EdgeApp:
         )
         self.stop = threading.Event()
         self.unstored: list[tuple[Literal["alert", "round"], dict[str, Any], str, str | None]] = []
+        self.dropped = 0
         self.analysed_at: list[float] = []
         self.watching_since: float | None = None
 
@@ -264,7 +282,8 @@ class EdgeApp:
             self.stop.set()
             for thread in threads:
                 thread.join(timeout=5)
-            self.courier.step()
+            with contextlib.suppress(OutboxError):  # what is left stays for the next start
+                self.courier.step()
             self.transport.stop()
             self.outbox.close()
 
@@ -278,6 +297,8 @@ class EdgeApp:
                     f"the broker refused this box's login as {self.config.mqtt.username!r}: "
                     f"{self.transport.refusal} (check mqtt.username and the password)"
                 )
+            if self.unstored:
+                self._store_held()  # the disk may have room again
             frame = self.camera.latest(timeout=0.5)
             if frame is None:
                 if self.camera.state == "ended":
@@ -329,8 +350,17 @@ class EdgeApp:
         topic: str,
         evidence: str | None,
     ) -> None:
-        """Into the outbox; if the disk refuses, hold it in memory, retry, and alarm."""
-        self.unstored.append((kind, body, topic, evidence))
+        """Into the outbox; if the disk refuses, hold it in memory (up to `HELD_IN_MEMORY`,
+        then refuse it, counted), retry on every frame, and alarm."""
+        if len(self.unstored) >= HELD_IN_MEMORY:
+            self.dropped += 1
+            self.metrics.dropped.inc()
+            log.error("outbox full and %d messages held: a %s is lost", HELD_IN_MEMORY, kind)
+        else:
+            self.unstored.append((kind, body, topic, evidence))
+        self._store_held()
+
+    def _store_held(self) -> None:
         while self.unstored:
             kind_, body_, topic_, evidence_ = self.unstored[0]
             try:
@@ -349,8 +379,10 @@ class EdgeApp:
         alarms: list[Alarm] = []
         if self.outbox.disk_low():
             alarms.append("disk-low")
-        if self.unstored:
+        if self.unstored or self.courier.store_error is not None:
             alarms.append("outbox-unwritable")
+        if self.dropped:
+            alarms.append("messages-dropped")
         if self.camera.state == "lost":
             alarms.append("camera-lost")
         if self.courier.refused:
@@ -365,10 +397,16 @@ class EdgeApp:
 
     def health(self) -> Health:
         alarms = self.health_alarms()
-        depth = self.outbox.depth()
+        try:
+            depth = self.outbox.depth()
+        except OutboxError:  # cannot count it now: say so rather than stop reporting
+            depth = self.courier.handed - self.courier.delivered
+            if "outbox-unwritable" not in alarms:
+                alarms.append("outbox-unwritable")
         self.metrics.outbox.set(depth)
         self.metrics.connected.set(1 if self.transport.connected else 0)
         self.metrics.camera_ok.set(1 if self.camera.state == "ok" else 0)
+        self.metrics.outbox_writable.set(0 if "outbox-unwritable" in alarms else 1)
         return Health(
             table_id=self.table.table_id,
             at=time.time(),

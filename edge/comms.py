@@ -22,12 +22,17 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
-from edge.outbox import Outbox
+from edge.outbox import Outbox, OutboxError
 
 log = logging.getLogger("paigow.edge")
 
 Ack = tuple[int, str | None]
 """A delivery token and, when the broker refused the message, why."""
+
+
+STORE_RETRY_S = 1.0
+"""Seconds the courier waits after the outbox failed to read: a full disk is not freed faster
+than that, and retrying sooner only fills the log."""
 
 
 class TransportError(RuntimeError):
@@ -215,13 +220,16 @@ class Courier:
         self.in_flight: dict[int, int] = {}  # token -> seq
         self.since: dict[int, float] = {}  # token -> when handed over
         self.handed = 0  # highest seq handed to the transport since start
+        self.unsettled: list[tuple[int, str | None]] = []  # acknowledged, not yet recorded
+        self.store_error: str | None = None  # the outbox's last error while it lasts
         self.refused = 0
         self.delivered = 0
         self.errors: list[str] = []
 
     def step(self) -> int:
         """Settle acknowledgements, hand over what the window allows; returns how many were
-        handed over."""
+        handed over. A store error (disk full) is kept, not raised: an acknowledgement the
+        outbox could not record is settled again on the next step, and sending goes on."""
         while True:
             try:
                 token, refusal = self.transport.acks.get_nowait()
@@ -229,16 +237,9 @@ class Courier:
                 break
             seq = self.in_flight.pop(token, None)
             self.since.pop(token, None)
-            if seq is None:
-                continue  # the status message, or a duplicate acknowledgement
-            if refusal is None:
-                self.outbox.ack(seq)
-                self.delivered += 1
-            else:
-                self.outbox.refuse(seq, refusal)
-                self.refused += 1
-                self.errors.append(f"message {seq} refused by the broker: {refusal}")
-                log.error("broker refused message %s: %s", seq, refusal)
+            if seq is not None:  # else the status message, or a duplicate acknowledgement
+                self.unsettled.append((seq, refusal))
+        self._settle()
         if not self.transport.connected:
             return 0
         if self.in_flight and time.monotonic() - min(self.since.values()) > self.resend_after:
@@ -261,8 +262,43 @@ class Courier:
             handed += 1
         return handed
 
+    def _settle(self) -> None:
+        """Record acknowledgements in the outbox, oldest first, until the store refuses."""
+        try:
+            while self.unsettled:
+                seq, refusal = self.unsettled[0]
+                if refusal is None:
+                    self.outbox.ack(seq)
+                    self.delivered += 1
+                else:
+                    self.outbox.refuse(seq, refusal)
+                    self.refused += 1
+                    self.errors.append(f"message {seq} refused by the broker: {refusal}")
+                    log.error("broker refused message %s: %s", seq, refusal)
+                self.unsettled.pop(0)
+        except OutboxError as error:
+            if self.store_error is None:
+                log.error("the outbox cannot record acknowledgements, will retry: %s", error)
+            self.store_error = str(error)
+            return
+        if self.store_error is not None:
+            log.info("the outbox records acknowledgements again")
+        self.store_error = None
+
     def run(self, stop: threading.Event, idle: float = 0.05) -> None:
+        """Until `stop`; a store error never ends it (see `step`), nor does anything else:
+        a courier that died would leave the box up and silent."""
         while not stop.is_set():
-            if not self.step():
+            try:
+                handed = self.step()
+            except OutboxError as error:  # reading the outbox failed: wait and try again
+                self.store_error = str(error)
+                handed = 0
+                stop.wait(STORE_RETRY_S)
+            except Exception:
+                log.exception("courier step failed; carrying on")
+                handed = 0
+                stop.wait(STORE_RETRY_S)
+            if not handed:
                 self.wake.wait(idle)
                 self.wake.clear()

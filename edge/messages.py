@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 Alarm = Literal[
     "disk-low",
     "outbox-unwritable",
+    "messages-dropped",
     "camera-lost",
     "messages-refused",
     "models-misread",

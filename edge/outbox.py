@@ -57,13 +57,17 @@ class Outbox:
     def __init__(self, path: Path, min_free_mb: float = 200.0) -> None:
         self.path = path
         self.min_free_mb = min_free_mb
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")  # committed means on disk
             self._db.executescript(SCHEMA)
+        except OSError as error:
+            raise OutboxError(
+                f"cannot make the outbox's folder {path.parent}: {error.strerror}"
+            ) from None
         except sqlite3.Error as error:
             raise OutboxError(f"cannot open the outbox {path}: {error}") from None
 
@@ -76,7 +80,8 @@ class Outbox:
         kind: Literal["alert", "round"],
         evidence_jpeg: str | None = None,
     ) -> Message:
-        """Commit one message; returns it with its sequence number and id."""
+        """Commit one message; returns it with its sequence number and id (the stored one when a
+        message of that id is held already)."""
         message_id = str(body.get("id") or uuid.uuid4())
         with self._lock:
             try:
@@ -97,6 +102,12 @@ class Outbox:
                 ).model_dump_json()
                 self._db.execute("UPDATE outbox SET payload = ? WHERE seq = ?", (payload, seq))
                 self._db.execute("COMMIT")
+            except sqlite3.IntegrityError:  # stored already (a retry after an error): keep that
+                self._rollback()
+                row = self._db.execute(
+                    "SELECT seq, payload FROM outbox WHERE id = ?", (message_id,)
+                ).fetchone()
+                return Message(int(row[0]), message_id, topic, str(row[1]).encode())
             except sqlite3.Error as error:
                 self._rollback()
                 raise OutboxError(f"outbox {self.path}: {error}") from None
@@ -104,37 +115,32 @@ class Outbox:
 
     def pending(self, after: int = 0, limit: int = 100) -> list[Message]:
         """Messages not yet acknowledged, oldest first, after sequence number `after`."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT seq, id, topic, payload FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?",
-                (after, limit),
-            ).fetchall()
+        rows = self._query(
+            "SELECT seq, id, topic, payload FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?",
+            (after, limit),
+        )
         return [Message(int(s), str(i), str(t), str(p).encode()) for s, i, t, p in rows]
 
     def ack(self, seq: int) -> None:
         """The broker has it: forget it."""
-        with self._lock:
-            self._db.execute("DELETE FROM outbox WHERE seq = ?", (seq,))
+        self._transaction(("DELETE FROM outbox WHERE seq = ?", (seq,)))
 
     def refuse(self, seq: int, reason: str) -> None:
         """The broker refused it (not authorised, say): keep it aside for an operator."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute(
+        self._transaction(
+            (
                 "INSERT OR REPLACE INTO refused SELECT seq, id, topic, payload, ?, ? "
                 "FROM outbox WHERE seq = ?",
                 (reason, time.time(), seq),
-            )
-            self._db.execute("DELETE FROM outbox WHERE seq = ?", (seq,))
-            self._db.execute("COMMIT")
+            ),
+            ("DELETE FROM outbox WHERE seq = ?", (seq,)),
+        )
 
     def depth(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM outbox").fetchone()[0])
+        return int(self._query("SELECT COUNT(*) FROM outbox", ())[0][0])
 
     def refused_count(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM refused").fetchone()[0])
+        return int(self._query("SELECT COUNT(*) FROM refused", ())[0][0])
 
     def free_mb(self) -> float:
         return shutil.disk_usage(self.path.parent).free / 2**20
@@ -145,6 +151,25 @@ class Outbox:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    def _query(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        with self._lock:
+            try:
+                return self._db.execute(sql, params).fetchall()
+            except sqlite3.Error as error:
+                raise OutboxError(f"outbox {self.path}: {error}") from None
+
+    def _transaction(self, *statements: tuple[str, tuple[Any, ...]]) -> None:
+        """All or nothing; a store error (disk full) leaves the outbox as it was."""
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                for sql, params in statements:
+                    self._db.execute(sql, params)
+                self._db.execute("COMMIT")
+            except sqlite3.Error as error:
+                self._rollback()
+                raise OutboxError(f"outbox {self.path}: {error}") from None
 
     def _rollback(self) -> None:
         with contextlib.suppress(sqlite3.Error):  # no transaction was open

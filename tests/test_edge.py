@@ -21,10 +21,11 @@ import numpy as np
 import pytest
 import yaml
 from numpy.typing import NDArray
+from prometheus_client import generate_latest
 
 from edge.comms import Courier, MemoryTransport, MqttTransport
 from edge.config import ConfigError, EdgeConfig
-from edge.outbox import Outbox
+from edge.outbox import Outbox, OutboxError
 from tests.broker import Broker, Subscriber, free_port
 from vision.detections import Detections
 from vision.replay import frames
@@ -91,6 +92,69 @@ def test_courier_holds_everything_while_disconnected(tmp_path: Path) -> None:
     assert outbox.depth() == 0 and len(transport.published) == 3
 
 
+class FullDisk:
+    """A fault-injecting SQLite connection: while `full`, every write fails as SQLite fails on a
+    full disk; reads go through."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db, self.full = db, False
+
+    def execute(self, sql: str, params: tuple[object, ...] = ()) -> sqlite3.Cursor:
+        if self.full and not sql.lstrip().upper().startswith(("SELECT", "ROLLBACK")):
+            raise sqlite3.OperationalError("database or disk is full")
+        return self.db.execute(sql, params)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def test_a_really_full_database_refuses_a_message_in_one_error_and_takes_it_later(
+    tmp_path: Path,
+) -> None:
+    outbox = Outbox(tmp_path / "o.sqlite")
+    put(outbox, 1)
+    pages = outbox._db.execute("PRAGMA page_count").fetchone()[0]
+    outbox._db.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's own SQLITE_FULL
+    big = {"evidence": "x" * 50_000}
+    with pytest.raises(OutboxError, match="database or disk is full"):
+        outbox.put("paigow/s/t1/alert", big, table_id="t1", kind="alert")
+    assert outbox.depth() == 1  # nothing half-written
+    outbox._db.execute("PRAGMA max_page_count = 1073741823")
+    taken = outbox.put("paigow/s/t1/alert", big | {"id": "a-2"}, table_id="t1", kind="alert")
+    again = outbox.put("paigow/s/t1/alert", big | {"id": "a-2"}, table_id="t1", kind="alert")
+    assert taken.seq == again.seq == 2 and outbox.depth() == 2  # a retry stores it once
+
+
+def test_the_courier_outlives_a_full_disk_and_catches_up_by_itself(tmp_path: Path) -> None:
+    outbox = Outbox(tmp_path / "o.sqlite")
+    disk = FullDisk(outbox._db)
+    outbox._db = disk  # type: ignore[assignment]
+    put(outbox, 6)
+    transport = MemoryTransport()
+    courier = Courier(outbox, transport, window=2)
+    stop = threading.Event()
+    thread = threading.Thread(target=courier.run, args=(stop,), daemon=True)
+    disk.full = True  # acknowledgements can no longer be deleted
+    thread.start()
+    try:
+        deadline = time.monotonic() + 5
+        while len(transport.published) < 6 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(transport.published) == 6  # kept sending what it holds
+        assert courier.store_error is not None and "full" in courier.store_error
+        assert thread.is_alive() and outbox.depth() == 6
+        disk.full = False  # space again
+        deadline = time.monotonic() + 5
+        while outbox.depth() and time.monotonic() < deadline:
+            courier.wake.set()
+            time.sleep(0.01)
+        assert outbox.depth() == 0 and courier.store_error is None and courier.delivered == 6
+        assert len(transport.published) == 6  # no resend was needed
+    finally:
+        stop.set()
+        thread.join(5)
+
+
 def test_courier_hands_over_again_when_acknowledgements_never_come(tmp_path: Path) -> None:
     outbox = Outbox(tmp_path / "o.sqlite")
     put(outbox, 2)
@@ -126,6 +190,8 @@ def write_config(folder: Path, **changes: object) -> Path:
         ({"mqtt": {"site": "s1", "port": 0}}, "mqtt.port: Input should be greater than"),
         ({"mqtt": {"site": "s", "tls": {"ca_file": "ca", "cert_file": "c"}}}, "both cert_file"),
         ({"extra": 1}, "extra: unknown setting"),
+        ({"mqtt": {"site": "#"}}, "mqtt.site: String should match pattern"),
+        ({"mqtt": {"site": "a/b"}}, "mqtt.site: String should match pattern"),
     ],
 )
 def test_bad_config_is_named_in_one_line(tmp_path: Path, changes: dict, message: str) -> None:  # type: ignore[type-arg]
@@ -144,6 +210,14 @@ def test_environment_overrides_the_file(tmp_path: Path, monkeypatch: pytest.Monk
     changed = config.mqtt.model_copy(update={"password_file": tmp_path / "pw"})
     assert changed.password() == "from-file"
     assert "from-file" not in repr(changed) and "from-env" not in repr(config)
+
+
+def test_a_user_name_other_than_site_and_table_is_refused(tmp_path: Path) -> None:
+    from edge.app import EdgeApp
+
+    config = EdgeConfig.load(edge_config(tmp_path, free_port(), username="s2/t1"))
+    with pytest.raises(ConfigError, match="'s2/t1' is not 's1/t1'"):
+        EdgeApp(config, transport=MemoryTransport(up=False))
 
 
 # -- a real broker -----------------------------------------------------------------------------
@@ -335,7 +409,7 @@ def secure_broker(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-
         cwd=folder,
     )
     passwd = folder / "passwd"
-    for user, password in (("t1", "secret-1"), ("t2", "secret-2"), ("room", "room-pw")):
+    for user, password in (("s1/t1", "secret-1"), ("s1/t2", "secret-2"), ("room", "room-pw")):
         subprocess.run(
             [
                 "mosquitto_passwd",
@@ -376,7 +450,7 @@ def test_a_table_may_publish_only_under_its_own_topics(secure_broker) -> None:  
         port=broker.port,
         client_id="edge-t1-tls",
         status_topic="paigow/s1/t1/status",
-        username="t1",
+        username="s1/t1",
         password="secret-1",
         ca_file=str(folder / "ca.crt"),
     )
@@ -384,10 +458,14 @@ def test_a_table_may_publish_only_under_its_own_topics(secure_broker) -> None:  
     try:
         assert transport.wait_connected(10)
         own = transport.publish("paigow/s1/t1/alert", b'{"own": true}')
-        other = transport.publish("paigow/s1/t2/alert", b'{"other": true}')
-        acks = dict(transport.acks.get(timeout=10) for _ in range(3))  # status, own, other
+        others = [  # another table; this table under another site; a topic no box writes
+            transport.publish(topic, b'{"other": true}')
+            for topic in ("paigow/s1/t2/alert", "paigow/s2/t1/alert", "paigow/s1/t1/alert/x")
+        ]
+        acks = dict(transport.acks.get(timeout=10) for _ in range(5))  # status, own, others
         assert acks[own] is None
-        assert acks[other] is not None and "authori" in acks[other].lower()
+        for other in others:
+            assert acks[other] is not None and "authori" in acks[other].lower()
         got = room.wait_for(1, timeout=5, topic_end="/alert")
         assert {json.dumps(p) for p in got} == {'{"own": true}'}
     finally:
@@ -401,7 +479,7 @@ def test_a_wrong_password_is_a_clear_error(secure_broker, tmp_path: Path) -> Non
     config = edge_config(
         tmp_path,
         broker.port,
-        username="t1",
+        username="s1/t1",
         password_file=str(tmp_path / "pw"),
         tls={"ca_file": str(folder / "ca.crt")},
     )
@@ -414,7 +492,7 @@ def test_a_wrong_password_is_a_clear_error(secure_broker, tmp_path: Path) -> Non
     )
     assert run.returncode == 2
     last = run.stderr.strip().splitlines()[-1]
-    assert "refused this box's login as 't1'" in last and "check mqtt.username" in last
+    assert "refused this box's login as 's1/t1'" in last and "check mqtt.username" in last
     assert "Traceback" not in run.stderr and "not-the-password" not in run.stderr
 
 
@@ -425,7 +503,7 @@ def test_no_plain_connection_to_the_tls_listener(secure_broker) -> None:  # type
         port=broker.port,
         client_id="plain",
         status_topic="paigow/s1/t1/status",
-        username="t1",
+        username="s1/t1",
         password="secret-1",
     )
     transport.start()
@@ -436,31 +514,49 @@ def test_no_plain_connection_to_the_tls_listener(secure_broker) -> None:  # type
     assert os.environ.get("PAIGOW_MQTT_PASSWORD") is None
 
 
-def test_disk_trouble_is_an_alarm_and_nothing_is_dropped(tmp_path: Path) -> None:
-    from edge.app import EdgeApp
+def test_a_full_disk_is_an_alarm_holds_messages_and_resumes_by_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import edge.app
     from vision.follow.records import Alert
 
     config = EdgeConfig.load(edge_config(tmp_path, free_port()))
     starved = config.model_copy(
         update={"outbox": config.outbox.model_copy(update={"min_free_mb": 1e12})}
     )
-    app = EdgeApp(starved, transport=MemoryTransport(up=False))
+    app = edge.app.EdgeApp(starved, transport=MemoryTransport(up=False))
     assert "disk-low" in app.health().alarms
-    alert = Alert(
-        kind="foreign-tile",
-        severity="critical",
-        table_id="t1",
-        round_id="r1",
-        rules="nz-1998",
-        clause="3.3(a)",
-        confidence=0.9,
-        evidence_time_s=1.0,
-        raised_time_s=1.2,
-    )
-    app.outbox.close()  # the disk refuses every write from now on
-    app._store("alert", alert.model_dump(mode="json"), app.topics["alert"], None)
-    assert len(app.unstored) == 1  # held in memory, not lost
-    assert "outbox-unwritable" in app.health_alarms()
+    alerts = [
+        Alert(
+            kind="foreign-tile",
+            severity="critical",
+            table_id="t1",
+            round_id="r1",
+            rules="nz-1998",
+            clause="3.3(a)",
+            confidence=0.9,
+            evidence_time_s=1.0,
+            raised_time_s=1.2,
+        ).model_dump(mode="json")
+        for _ in range(3)
+    ]
+    disk = FullDisk(app.outbox._db)
+    app.outbox._db = disk  # type: ignore[assignment]
+    disk.full = True
+    monkeypatch.setattr(edge.app, "HELD_IN_MEMORY", 2)
+    for alert in alerts:
+        app._store("alert", alert, app.topics["alert"], None)
+    assert len(app.unstored) == 2 and app.dropped == 1  # held in memory up to the bound
+    report = app.health()
+    assert {"outbox-unwritable", "messages-dropped"} <= set(report.alarms)
+    metrics = generate_latest(app.metrics.registry).decode()
+    assert "paigow_outbox_writable 0.0" in metrics
+    assert "paigow_messages_dropped_total 1.0" in metrics
+    disk.full = False
+    app._store_held()  # what the analysis loop does every frame
+    assert not app.unstored and app.outbox.depth() == 2
+    assert "outbox-unwritable" not in app.health().alarms
+    assert "paigow_outbox_writable 1.0" in generate_latest(app.metrics.registry).decode()
 
 
 def test_a_camera_that_cannot_be_opened_is_reported_lost_and_retried() -> None:
