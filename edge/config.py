@@ -12,9 +12,10 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from vision.table import ID_PATTERN, read_yaml
 
 
 class ConfigError(ValueError):
@@ -81,8 +82,15 @@ class MqttConfig(Section):
     host: str = Field("localhost", title="Broker host")
     port: Annotated[int, Field(ge=1, le=65535)] = Field(1883, title="Broker port")
     prefix: str = Field("paigow", title="Topic prefix", description="Topics: PREFIX/SITE/TABLE/…")
-    site: str = Field(title="Site", description="The casino, as topics name it.")
-    username: str | None = Field(None, title="User name")
+    site: str = Field(
+        pattern=ID_PATTERN, title="Site", description="The casino, as topics name it."
+    )
+    username: str | None = Field(
+        None,
+        title="User name",
+        description="SITE/TABLE: the broker's per-table ACL lets this user publish only under "
+        "PREFIX/SITE/TABLE (deploy/mosquitto/acl).",
+    )
     password_file: Path | None = Field(
         None, title="Password file", description="Or set PAIGOW_MQTT_PASSWORD."
     )
@@ -147,11 +155,9 @@ class EdgeConfig(BaseSettings):
     def load(cls, path: Path) -> EdgeConfig:
         """Read edge.yaml; paths in it are relative to the file."""
         try:
-            data: Any = yaml.safe_load(path.read_text())
-        except OSError as error:
-            raise ConfigError(f"cannot read {path}: {error.strerror}") from None
-        except yaml.YAMLError as error:
-            raise ConfigError(f"{path} is not valid YAML: {error}") from None
+            data: Any = read_yaml(path)
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping of settings at the top level")
         try:

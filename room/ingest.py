@@ -31,14 +31,14 @@ from pydantic import ValidationError
 from edge.messages import Envelope, Health, Status
 from room.store import Store, StoreError
 from vision.follow.records import Alert, RoundRecord
+from vision.table import ID_PATTERN
 
 log = logging.getLogger("paigow.ingest")
 
 
 MAX_PAYLOAD = 1_048_576
 """Bytes: an alert with its evidence crop is 10-60 KB; a megabyte is past any honest message."""
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
-"""Table ids and message ids: what the boxes write (uuids, `t1`, `floor-2.t14`), 64 at most."""
+NAME = re.compile(ID_PATTERN)
 MAX_SEQ = 2**53
 """Past this a sequence number no longer survives a JSON reader's doubles."""
 FUTURE_S = 86_400.0

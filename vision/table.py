@@ -9,7 +9,7 @@ hand when markers are covered or absent.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import cv2
 import numpy as np
@@ -33,11 +33,39 @@ class Zone(BaseModel):
     polygon: list[Point] = Field(title="Corners", description="Table mm, in order around.")
 
 
+def read_yaml(path: Path) -> Any:
+    """A YAML file's data; a file that cannot be read or parsed is a ValueError in one line
+    (PyYAML's own message spans several, with a drawing of the line)."""
+    try:
+        return yaml.safe_load(path.read_text())
+    except OSError as error:
+        raise ValueError(f"cannot read {path}: {error.strerror}") from None
+    except yaml.MarkedYAMLError as error:
+        said = [
+            f"{text} at line {mark.line + 1}, column {mark.column + 1}"
+            for text, mark in (
+                (error.context, error.context_mark),
+                (error.problem, error.problem_mark),
+            )
+            if text and mark
+        ]
+        raise ValueError(f"{path} is not valid YAML: {'; '.join(said)}") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path} is not valid YAML: {type(error).__name__}") from None
+
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"
+"""Table and site ids (and message ids): one MQTT topic level each, so no `/`, `+` or `#`; what
+the boxes write (uuids, `t1`, `floor-2.t14`), 64 characters at most."""
+
+
 class TableConfig(BaseModel):
     """One table's `table.yaml`."""
 
     model_config = ConfigDict(extra="forbid")
-    table_id: str = Field(title="Table id", description="As alerts name it, e.g. `pgt-03`.")
+    table_id: str = Field(
+        pattern=ID_PATTERN, title="Table id", description="As alerts name it, e.g. `pgt-03`."
+    )
     rules: str = Field(title="Rule book", description="nz-1998, act-2005, rws-2018 or mbs-2020.")
     banker: Annotated[int, Field(ge=1, le=8)] = Field(
         1, title="Banker's position", description="The box the chung marks when the house banks."
@@ -135,13 +163,9 @@ class TableConfig(BaseModel):
     @classmethod
     def read(cls, path: Path) -> TableConfig:
         try:
-            data = yaml.safe_load(path.read_text())
-        except OSError as error:
-            raise CalibrationError(f"cannot read {path}: {error.strerror}") from None
-        except yaml.YAMLError as error:
-            raise CalibrationError(f"{path} is not valid YAML: {error}") from None
-        try:
-            return cls.model_validate(data)
+            return cls.model_validate(read_yaml(path))
+        except ValueError as error:
+            raise CalibrationError(str(error)) from None
         except ValidationError as error:
             first = error.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "top level"
