@@ -9,7 +9,9 @@ import argparse
 import getpass
 import json
 import logging
+import math
 import os
+import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -46,6 +48,41 @@ class UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
+
+
+def _number(text: str, kind: Callable[[str], float], low: float, high: float, what: str) -> float:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{what}, got {text!r}") from None
+    if not (math.isfinite(value) and low <= value <= high):
+        raise argparse.ArgumentTypeError(f"{what}, got {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    """A whole number from 1 up: images, workers, epochs, frames."""
+    return int(_number(text, int, 1, math.inf, "a whole number from 1"))
+
+
+def _rate(text: str) -> float:
+    """Frames a second, days, hours, speed: positive and finite (0 and nan make no sense)."""
+    value = _number(text, float, 0.0, math.inf, "a positive number")
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"a positive number, got {text!r}")
+    return value
+
+
+def _share(text: str) -> float:
+    return _number(text, float, 0.0, 1.0, "a share between 0 and 1")
+
+
+def _port(text: str) -> int:
+    return int(_number(text, int, 1, 65535, "a port from 1 to 65535"))
+
+
+def _position(text: str) -> int:
+    return int(_number(text, int, 1, 8, "a position from 1 to 8"))
 
 
 def _emit(args: argparse.Namespace, data: dict[str, Any], human: str) -> int:
@@ -276,16 +313,8 @@ def _resolution(text: str) -> tuple[int, int]:
 def cmd_synth_dataset(args: argparse.Namespace) -> int:
     from vision.synth.dataset import write_dataset
 
-    if args.n < 1:
-        raise UsageError("--n must be at least 1")
     resolution = _resolution(args.resolution) if args.resolution else None
-    if not 0 <= args.close_ups <= 1:
-        raise UsageError("--close-ups is a share between 0 and 1")
-    if not 0 <= args.cocked_dice <= 1:
-        raise UsageError("--cocked-dice is a share between 0 and 1")
     families = _families(args.families)
-    if args.workers < 1:
-        raise UsageError("--workers must be at least 1")
     card = write_dataset(
         Path(args.out),
         args.n,
@@ -358,7 +387,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
     if not (MODELS / "detector.onnx").exists():
         raise UsageError(f"{MODELS / 'detector.onnx'} is missing (set PAIGOW_MODELS?)")
-    image = cv2.imread(args.image)
+    image = _read_image(args.image)
     if image is None:
         raise UsageError(f"cannot read an image from {args.image!r}")
     found = ModelSource().analyse(image)
@@ -472,6 +501,27 @@ def _quantize(model: Path, datasets: list[Path], out: Path, frames: int = 40) ->
     return out
 
 
+def _read_image(path: str) -> Any:
+    """The image, or None where the file is no image OpenCV reads. One too large to decode
+    (a header claiming 100000x100000) is refused in one line rather than a cv2 traceback."""
+    import cv2
+
+    try:
+        return cv2.imread(path)
+    except cv2.error:
+        raise UsageError(f"{path!r}: larger than this tool reads (2**30 pixels)") from None
+
+
+def _table_id(text: str) -> str:
+    from vision.table import ID_PATTERN
+
+    if not re.fullmatch(ID_PATTERN, text):
+        raise argparse.ArgumentTypeError(
+            f"1-64 letters, digits and _.:- starting with a letter or digit, got {text!r}"
+        )
+    return text
+
+
 def _points(text: str) -> list[tuple[float, float]]:
     try:
         points = [(float(x), float(y)) for x, y in (p.split(",") for p in text.split())]
@@ -485,7 +535,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     from vision.table import calibrate
 
-    image = cv2.imread(args.image)
+    image = _read_image(args.image)
     if image is None:  # a video: its first frame
         capture = cv2.VideoCapture(args.image)
         ok, image = capture.read()
@@ -512,6 +562,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     video = Path(args.video)
     if not video.is_file():
         raise UsageError(f"no video at {video}")
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise UsageError(f"--out {args.out} is a file: give a folder")
     table = TableConfig.read(Path(args.table))
     options = {}
     for item in args.cut_option:
@@ -519,6 +571,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if not value:
             raise UsageError(f"write cut options as key=value (side=right), got {item!r}")
         options[key] = value
+    if options and not args.cut:
+        raise UsageError("--cut-option needs --cut: options belong to a cut")
+    if args.cut:
+        cut, implied = find_cut(args.cut)  # an unknown cut or option: DealError, one line
+        unknown = set(options) - {"side", "layer", "end"}
+        if unknown:
+            raise UsageError(f"cut options are side, layer and end, got {sorted(unknown)}")
+        cut.options(**{**implied, **options})
     source: Source
     if args.labels:
         source = LabelSource(Path(args.labels))
@@ -578,15 +638,39 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _store(url: str) -> Any:
+def _setting(name: str) -> str | None:
+    """A setting from the environment: NAME, or the contents of the file NAME_FILE (how
+    Docker hands over secrets, so a password never shows in `ps` or `docker inspect`)."""
+    path = os.environ.get(f"{name}_FILE")
+    if path:
+        try:
+            return Path(path).read_text().strip()
+        except OSError as error:
+            raise UsageError(f"cannot read {name}_FILE {path}: {error.strerror}") from None
+    return os.environ.get(name)
+
+
+def _store(url: str | None, *, existing: bool = False) -> Any:
+    """The incident store; `existing`: refuse a SQLite file that is not there rather than make
+    an empty one (a report or a review of nothing, quietly)."""
     from room.store import Store
 
+    url = url or _setting("PAIGOW_STORE") or "paigow-room.sqlite"
     if "://" not in url:
+        if existing and not Path(url).is_file():
+            raise UsageError(f"no incident store at {url} (give --store)")
         url = f"sqlite:///{Path(url).resolve()}"
     try:
         return Store.open(url)
-    except Exception as error:  # SQLAlchemy and the drivers raise many kinds
-        raise UsageError(f"cannot open the incident store {url}: {error}") from None
+    except Exception as error:  # SQLAlchemy and the drivers raise many kinds, over many lines
+        from sqlalchemy.engine import make_url
+
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        try:
+            shown = make_url(url).render_as_string(hide_password=True)
+        except Exception:  # not even a URL: nothing in it to hide
+            shown = url
+        raise UsageError(f"cannot open the incident store {shown}: {first}") from None
 
 
 def _when(text: str) -> float:
@@ -600,8 +684,8 @@ def _when(text: str) -> float:
 
 def _broker(text: str) -> tuple[str, int]:
     host, _, port = text.rpartition(":")
-    if not host or not port.isdigit():
-        raise UsageError(f"write the broker as HOST:PORT, got {text!r}")
+    if not host or not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        raise UsageError(f"write the broker as HOST:PORT with a port from 1 to 65535, got {text!r}")
     return host, int(port)
 
 
@@ -622,11 +706,28 @@ def cmd_review(args: argparse.Namespace) -> int:
 
     from room.web import create_app
 
-    secret = os.environ.get("PAIGOW_SECRET") or secrets.token_urlsafe(32)
-    app = create_app(_store(args.store), secret, secure_cookie=not args.plain_http)
-    cookie = "" if args.plain_http else " (serve it behind HTTPS: its session cookie is HTTPS-only)"
-    print(f"Review UI: http://{args.host}:{args.port}/{cookie}")
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise UsageError("give both --tls-cert and --tls-key, or neither")
+    for path in filter(None, (args.tls_cert, args.tls_key)):
+        if not Path(path).is_file():
+            raise UsageError(f"no file at {path}")
+    if args.tls_cert and args.plain_http:
+        raise UsageError("--plain-http and --tls-cert contradict each other")
+    secret = _setting("PAIGOW_SECRET") or secrets.token_urlsafe(32)
+    app = create_app(_store(args.store, existing=True), secret, secure_cookie=not args.plain_http)
+    if args.tls_cert:
+        print(f"Review UI: https://{args.host}:{args.port}/")
+    else:
+        cookie = "" if args.plain_http else " (behind an HTTPS proxy: its cookie is HTTPS-only)"
+        print(f"Review UI: http://{args.host}:{args.port}/{cookie}")
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        ssl_certfile=args.tls_cert,
+        ssl_keyfile=args.tls_key,
+    )
     return 0
 
 
@@ -636,7 +737,16 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from room.ingest import Ingest
 
     host, port = _broker(args.broker)
-    password = Path(args.password_file).read_text().strip() if args.password_file else None
+    password = None
+    if args.password_file:
+        try:
+            password = Path(args.password_file).read_text().strip()
+        except OSError as error:
+            raise UsageError(
+                f"cannot read --password-file {args.password_file}: {error.strerror}"
+            ) from None
+    if args.ca_file and not Path(args.ca_file).is_file():
+        raise UsageError(f"no CA file at {args.ca_file}")
     ingest = Ingest(
         _store(args.store),
         host=host,
@@ -652,7 +762,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    print(f"ingesting from mqtt://{host}:{port} into {args.store}", file=sys.stderr)
+    shown = ingest.store.engine.url.render_as_string(hide_password=True)
+    print(f"ingesting from mqtt://{host}:{port} into {shown}", file=sys.stderr)
     ingest.run(stop)
     print(json.dumps(vars(ingest.stats)))
     return 0
@@ -664,15 +775,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     since, until = _when(args.since), _when(args.until)
     if until <= since:
         raise UsageError("--to must be after --from")
-    html, pdf, picture = write_report(_store(args.store), since, until, args.table, Path(args.out))
+    html, pdf, picture = write_report(
+        _store(args.store, existing=True), since, until, args.table, Path(args.out)
+    )
     data = {"html": str(html), "pdf": str(pdf), "first_page": str(picture)}
     return _emit(args, data, f"{html}\n{pdf}")
 
 
 def cmd_retention(args: argparse.Namespace) -> int:
-    if args.days <= 0:
-        raise UsageError("--days must be positive")
-    deleted = _store(args.store).expire_evidence(args.days)
+    deleted = _store(args.store, existing=True).expire_evidence(args.days)
     return _emit(
         args,
         {"deleted": deleted},
@@ -683,11 +794,15 @@ def cmd_retention(args: argparse.Namespace) -> int:
 def cmd_users(args: argparse.Namespace) -> int:
     from room.store import StoreError
 
-    password = os.environ.get("PAIGOW_NEW_PASSWORD") or getpass.getpass(
-        f"password for {args.name}: "
-    )
+    store = _store(args.store)  # a store that cannot be opened is said before asking
     try:
-        _store(args.store).add_user(args.name, password, args.role, by="cli")
+        password = os.environ.get("PAIGOW_NEW_PASSWORD") or getpass.getpass(
+            f"password for {args.name}: "
+        )
+    except EOFError:
+        raise UsageError("no password typed (or set PAIGOW_NEW_PASSWORD)") from None
+    try:
+        store.add_user(args.name, password, args.role, by="cli")
     except StoreError as error:
         raise UsageError(str(error)) from None
     return _emit(args, {"user": args.name, "role": args.role}, f"{args.name} is a {args.role}")
@@ -725,7 +840,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command("deal-order", cmd_deal_order, "Which position gets each group and stack.")
     rules_option(sub)
     sub.add_argument("--dice", required=True, nargs="+", type=int, metavar="DIE")
-    sub.add_argument("--banker", required=True, type=int, help="the banker's position, 1..8")
+    sub.add_argument("--banker", required=True, type=_position, help="the banker's position, 1..8")
     sub.add_argument("--adjust", type=int, choices=(4, -4), help="NZ 9.6: +4 or -4")
     sub.add_argument("--cut", default="yat-dong-dong", help="cut id (default yat-dong-dong)")
     sub.add_argument("--side", choices=("left", "right"), help="default: as the rule book draws")
@@ -752,18 +867,18 @@ def build_parser() -> argparse.ArgumentParser:
         return sub
 
     sub = synth_command("dataset", cmd_synth_dataset, "Render a labelled data set for YOLO.")
-    sub.add_argument("--n", type=int, required=True, help="number of images")
+    sub.add_argument("--n", type=_count, required=True, help="number of images")
     sub.add_argument("--resolution", help="fix every image's size, e.g. 1920x1080")
-    sub.add_argument("--close-ups", type=float, default=0.35, help="share of zone close-ups")
+    sub.add_argument("--close-ups", type=_share, default=0.35, help="share of zone close-ups")
     sub.add_argument(
-        "--cocked-dice", type=float, default=0.05, help="share of dice leaning on an edge"
+        "--cocked-dice", type=_share, default=0.05, help="share of dice leaning on an edge"
     )
     sub.add_argument(
         "--families",
         help="appearance families the images take turns in: 'all' or a comma-separated list of "
         "house, classic, ivory, navy, charcoal, cream (default: the house look only)",
     )
-    sub.add_argument("--workers", type=int, default=1, help="rendering processes (default 1)")
+    sub.add_argument("--workers", type=_count, default=1, help="rendering processes (default 1)")
     sub = synth_command("round", cmd_synth_round, "Render a whole round: video + ground truth.")
     rules_option(sub)
     sub.add_argument(
@@ -779,16 +894,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="draw who banks and the cut as the rule book has them chosen (NZ 9.5, ACT "
         "8.6-8.7, MBS 3.9, RWS the table's list)",
     )
-    sub.add_argument("--fps", type=float, default=10.0)
+    sub.add_argument("--fps", type=_rate, default=10.0, help="frames a second (default 10)")
     sub.add_argument("--resolution", default="1280x720")
     synth_command("gallery", cmd_synth_gallery, "Render the gallery contact sheet.")
 
     sub = command("calibrate", cmd_calibrate, "Write table.yaml from an overhead frame.")
     sub.add_argument("image", metavar="IMAGE")
     sub.add_argument("--out", default="table.yaml")
-    sub.add_argument("--table-id", required=True)
+    sub.add_argument("--table-id", required=True, type=_table_id)
     rules_option(sub)
-    sub.add_argument("--banker", type=int, default=1, help="default banker's position (1..8)")
+    sub.add_argument("--banker", type=_position, default=1, help="default banker's position (1..8)")
     sub.add_argument(
         "--points",
         metavar="'x,y x,y x,y x,y'",
@@ -804,7 +919,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("video", metavar="VIDEO")
     sub.add_argument("--table", required=True, help="the table's table.yaml (paigow calibrate)")
     sub.add_argument("--out", required=True, help="folder for alerts.jsonl, rounds.jsonl, evidence")
-    sub.add_argument("--fps", type=float, default=10.0, help="frames analysed per second")
+    sub.add_argument("--fps", type=_rate, default=10.0, help="frames analysed per second")
     sub.add_argument("--cut", help="the cut dealt (default: the table's)")
     sub.add_argument("--cut-option", action="append", default=[], metavar="KEY=VALUE")
     sub.add_argument(
@@ -824,26 +939,31 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("demo", cmd_demo, "The whole product on this machine, nothing configured.")
     sub.add_argument("--dir", default="paigow-demo", help="where the demo keeps its files")
-    sub.add_argument("--port", type=int, default=8000)
+    sub.add_argument("--port", type=_port, default=8000)
     sub.add_argument("--broker", metavar="HOST:PORT", help="go through MQTT and ingest")
-    sub.add_argument("--speed", type=float, default=1.0, help="replay speed (1 = real time)")
+    sub.add_argument("--speed", type=_rate, default=1.0, help="replay speed (1 = real time)")
     sub.add_argument("--no-serve", action="store_true", help="stop after the replay")
 
-    store_help = "SQLAlchemy URL or SQLite file (default paigow-room.sqlite)"
+    store_help = (
+        "SQLAlchemy URL or SQLite file (default: PAIGOW_STORE, or the file PAIGOW_STORE_FILE "
+        "names, else paigow-room.sqlite)"
+    )
     sub = command("review", cmd_review, "Serve the surveillance room's review UI.")
-    sub.add_argument("--store", default="paigow-room.sqlite", help=store_help)
+    sub.add_argument("--store", help=store_help)
     sub.add_argument("--host", default="127.0.0.1")
-    sub.add_argument("--port", type=int, default=8000)
+    sub.add_argument("--port", type=_port, default=8000)
     sub.add_argument(
         "--plain-http",
         action="store_true",
         help="send the session cookie over plain HTTP too (loopback or a trusted network "
         "only; by default it is HTTPS-only and browsers are told to keep to HTTPS)",
     )
+    sub.add_argument("--tls-cert", metavar="PEM", help="serve HTTPS with this certificate chain")
+    sub.add_argument("--tls-key", metavar="PEM", help="and this private key")
 
     sub = command("ingest", cmd_ingest, "Store every table's alerts and rounds from MQTT.")
     sub.add_argument("--broker", required=True, metavar="HOST:PORT")
-    sub.add_argument("--store", default="paigow-room.sqlite", help=store_help)
+    sub.add_argument("--store", help=store_help)
     sub.add_argument("--group", default="ingest", help="shared subscription group")
     sub.add_argument("--client-id", default="paigow-ingest")
     sub.add_argument("--username")
@@ -854,22 +974,22 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--from", dest="since", required=True, metavar="WHEN")
     sub.add_argument("--to", dest="until", required=True, metavar="WHEN")
     sub.add_argument("--table")
-    sub.add_argument("--store", default="paigow-room.sqlite", help=store_help)
+    sub.add_argument("--store", help=store_help)
     sub.add_argument("--out", default="report")
 
     sub = command("retention", cmd_retention, "Delete evidence images older than N days.")
-    sub.add_argument("--days", type=float, required=True)
-    sub.add_argument("--store", default="paigow-room.sqlite", help=store_help)
+    sub.add_argument("--days", type=_rate, required=True, help="keep evidence this many days")
+    sub.add_argument("--store", help=store_help)
 
     sub = command("users", cmd_users, "Add or change a review UI user.")
     sub.add_argument("name")
     sub.add_argument("--role", choices=("viewer", "reviewer", "admin"), required=True)
-    sub.add_argument("--store", default="paigow-room.sqlite", help=store_help)
+    sub.add_argument("--store", help=store_help)
 
     sub = command("train", cmd_train, "Train the detector and reader (needs the [train] extra).")
     sub.add_argument("--data", required=True, nargs="+", help="`paigow synth dataset` folders")
-    sub.add_argument("--epochs", type=int, default=30, help="detector epochs")
-    sub.add_argument("--hours", type=float, help="stop the detector after this many hours")
+    sub.add_argument("--epochs", type=_count, default=30, help="detector epochs")
+    sub.add_argument("--hours", type=_rate, help="stop the detector after this many hours")
     sub.add_argument(
         "--weights",
         help="start the stage's model from this checkpoint (.pt; with `both`, the detector's); "
@@ -877,7 +997,7 @@ def build_parser() -> argparse.ArgumentParser:
         "and the reader also go on from an exported one (models/detector.onnx, "
         "models/reader.onnx)",
     )
-    sub.add_argument("--reader-epochs", type=int, default=12)
+    sub.add_argument("--reader-epochs", type=_count, default=12)
     sub.add_argument(
         "--rounds",
         type=int,
@@ -899,7 +1019,7 @@ def build_parser() -> argparse.ArgumentParser:
         "model", help="the detector as `paigow train` exports it, or an 8-bit one to quantise anew"
     )
     sub.add_argument("--data", required=True, nargs="+", help="training data sets to calibrate on")
-    sub.add_argument("--frames", type=int, default=40, help="calibration frames")
+    sub.add_argument("--frames", type=_count, default=40, help="calibration frames")
     sub.add_argument("--out", default="models/detector.onnx")
 
     command("rulesets", cmd_rulesets, "List the rule books.")
@@ -911,6 +1031,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # One line per failure: OpenCV's and FFmpeg's own warnings ("moov atom not found") would
+    # print before ours. Set either variable to see them.
+    os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")
+    os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -918,6 +1042,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     except (UsageError, ValueError) as error:
         print(f"paigow: error: {error}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as error:  # an install without the extra this command needs
+        print(
+            f"paigow: error: this command needs the package {error.name!r}, not installed here: "
+            "the room's commands need `pip install 'paigow-monitor[room]'`, training '[train]'",
+            file=sys.stderr,
+        )
+        return 2
+    except OSError as error:  # a path the command cannot use, named with the system's reason
+        where = f" {error.filename}" if error.filename else ""
+        said = f"cannot use{where}: {error.strerror}" if error.strerror else str(error)
+        print(f"paigow: error: {said}", file=sys.stderr)
         return 2
 
 

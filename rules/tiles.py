@@ -98,7 +98,7 @@ class Tile:
         """Read pip notation (`4-5`, `5-4`) or an unambiguous name (`teen`, `gor`)."""
         cleaned = text.strip()
         parts = cleaned.split("-")
-        if len(parts) == 2 and all(p.strip().isdigit() for p in parts):
+        if len(parts) == 2 and all(p.strip().isascii() and p.strip().isdigit() for p in parts):
             a, b = sorted(int(p) for p in parts)
             if f"{a}-{b}" not in _RANK:
                 raise InvalidTileError(f"unknown tile {text!r}: no such face in the 32-tile set")

@@ -1,4 +1,5 @@
-"""Write constraints.txt: every package the runtime installs, pinned to the version tested here.
+"""Write constraints.txt: every package the runtime (the box's and the room's) installs, pinned
+to the version tested here.
 
     python3 scripts/lock.py            # pin what this environment has (after the tests pass)
     python3 -m pip install -c constraints.txt -e '.[dev]'
@@ -40,7 +41,7 @@ def main() -> int:
             return 1
         installed.write_text(frozen.stdout)
         resolve = [*pip, "install", "--quiet", "--dry-run", "--ignore-installed"]
-        resolve += ["-c", str(installed), "--report", str(report), str(ROOT)]
+        resolve += ["-c", str(installed), "--report", str(report), f"{ROOT}[room]"]
         run = subprocess.run(resolve, capture_output=True, text=True, check=False)
         if run.returncode != 0:
             print(f"error: pip could not resolve the runtime:\n{run.stderr}", file=sys.stderr)

@@ -139,7 +139,7 @@ def test_crop_accuracy_tells_right_reads_from_wrong_ones(tmp_path: Path) -> None
     ("flags", "says"),
     [
         (["--families", "marble"], "no family marble"),
-        (["--families", "ivory", "--workers", "0"], "--workers must be at least 1"),
+        (["--families", "ivory", "--workers", "0"], "--workers: a whole number from 1"),
     ],
 )
 def test_bad_family_options_are_one_line_errors(

@@ -108,6 +108,113 @@ def test_bad_input_exits_2_with_one_line_naming_the_problem(args: list[str], nam
     assert names in lines[0]
 
 
+@pytest.fixture(scope="module")
+def bad_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of things a user may hand the tool by mistake, and a good table and video."""
+    import struct
+    import zlib
+
+    from vision.replay import frames
+    from vision.table import calibrate
+
+    folder = tmp_path_factory.mktemp("bad")
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        return struct.pack(">I", len(data)) + kind + data + crc
+
+    header = struct.pack(">IIBBBBB", 100_000, 100_000, 8, 2, 0, 0, 0)  # claims 10^10 pixels
+    (folder / "huge.png").write_bytes(
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\0" * 100))
+        + chunk(b"IEND", b"")
+    )
+    (folder / "file.txt").write_text("a file, not a folder\n")
+    (folder / "garbage.mp4").write_bytes(b"not a video")
+    (folder / "broken.yaml").write_text("table: [unclosed\n")
+    video = ROOT / "tests" / "fixtures" / "rounds" / "nz-irregular" / "round.mp4"
+    calibrate(next(frames(video, 10))[2], table_id="t1", rules="nz-1998").write(
+        folder / "table.yaml"
+    )
+    (folder / "outbox-under-a-file.yaml").write_text(
+        f"table: {folder / 'table.yaml'}\ncamera: {{source: none.mp4}}\nmqtt: {{site: s1}}\n"
+        f"outbox: {{path: {folder / 'file.txt' / 'outbox.sqlite'}}}\n"
+    )
+    return folder
+
+
+VIDEO = str(ROOT / "tests" / "fixtures" / "rounds" / "nz-irregular" / "round.mp4")
+
+
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [
+        (["detect", "{d}/huge.png"], "larger than this tool reads"),
+        (["replay", VIDEO, "--table", "{d}/table.yaml", "--out", "{d}/r", "--fps", "0"], "--fps"),
+        (["replay", VIDEO, "--table", "{d}/table.yaml", "--out", "{d}/r", "--fps", "-5"], "--fps"),
+        (["replay", VIDEO, "--table", "{d}/table.yaml", "--out", "{d}/file.txt"], "is a file"),
+        (["replay", "{d}/garbage.mp4", "--table", "{d}/table.yaml", "--out", "{d}/r"],
+         "cannot open video"),
+        (["replay", VIDEO, "--table", "{d}/broken.yaml", "--out", "{d}/r"], "line 1, column 8"),
+        (["run", "--config", "{d}/broken.yaml"],
+         "not valid YAML: while parsing a flow sequence at line 1, column 8; expected"),
+        (["run", "--config", "{d}/outbox-under-a-file.yaml"], "cannot make the outbox's folder"),
+        (["ingest", "--broker", "127.0.0.1:1883", "--password-file", "{d}/none",
+          "--store", "{d}/s.sqlite"], "--password-file"),
+        (["ingest", "--broker", "127.0.0.1:1883", "--ca-file", "{d}/none",
+          "--store", "{d}/s.sqlite"], "no CA file"),
+        (["ingest", "--broker", "127.0.0.1:99999", "--store", "{d}/s.sqlite"], "1 to 65535"),
+        (["synth", "round", "--out", "{d}/sr", "--fps", "0"], "--fps"),
+        (["retention", "--days", "nan", "--store", "{d}/s.sqlite"], "--days"),
+        (["retention", "--days", "30", "--store", "{d}/none.sqlite"], "no incident store"),
+        (["report", "--from", "2026-11-21", "--to", "2026-11-22", "--store", "{d}/none.sqlite"],
+         "no incident store"),
+        (["review", "--store", "{d}/none.sqlite"], "no incident store"),
+        (["calibrate", "{d}/huge.png", "--table-id", "t/1", "--out", "{d}/t.yaml"], "--table-id"),
+        (["house-way", "--rules", "nz-1998", "\uff16-\uff16", "1-3", "2-4", "5-5"], "unknown tile"),
+        (["demo", "--port", "70000"], "--port"),
+        (["replay", VIDEO, "--table", "{d}/table.yaml", "--out", "{d}/r", "--cut", "nonsense"],
+         "unknown cut 'nonsense'"),
+        (["replay", VIDEO, "--table", "{d}/table.yaml", "--out", "{d}/r",
+          "--cut-option", "side=right"], "needs --cut"),
+        (["replay", VIDEO, "--table", "{d}/table.yaml", "--out", "{d}/r", "--cut", "yat-dong-dong",
+          "--cut-option", "side=up"], "side is"),
+        (["synth", "gallery", "--out", "{d}/file.txt/g.png"], "cannot use"),
+        (["users", "bob", "--role", "admin", "--store", "{d}/file.txt/s.sqlite"],
+         "cannot open the incident store"),
+        (["report", "--from", "2026-11-21", "--to", "2026-11-22",
+          "--store", "postgresql+psycopg://nobody@127.0.0.1:1/x"],
+         "cannot open the incident store"),
+    ],
+)  # fmt: skip
+def test_bad_files_and_numbers_exit_2_in_one_line(
+    bad_files: Path, args: list[str], names: str
+) -> None:
+    run = paigow(*(a.replace("{d}", str(bad_files)) for a in args))
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == 2 and len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
+    assert names in lines[0]
+    assert not (bad_files / "none.sqlite").exists() and not (bad_files / "s.sqlite").exists()
+
+
+def test_the_store_comes_from_a_secret_file_and_its_password_is_never_shown(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    (tmp_path / "store_url").write_text("postgresql+psycopg://paigow:hunter2@127.0.0.1:1/x\n")
+    env = {**os.environ, "PAIGOW_STORE_FILE": str(tmp_path / "store_url")}
+    run = subprocess.run(
+        [sys.executable, "-m", "paigow.cli", "retention", "--days", "3"],
+        capture_output=True, text=True, check=False, env=env,
+    )  # fmt: skip
+    assert run.returncode == 2 and "hunter2" not in run.stderr
+    assert "cannot open the incident store postgresql+psycopg://paigow:***@127.0.0.1:1/x" in (
+        run.stderr
+    )
+
+
 @pytest.mark.parametrize("command", ["rulesets", "cuts", "irregularities"])
 def test_listing_commands(command: str) -> None:
     run = paigow(command, "--json")

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import re
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -289,6 +290,52 @@ def test_the_shift_report_renders(any_store: Store, tmp_path: Path) -> None:
     assert pdf.read_bytes().startswith(b"%PDF") and picture.stat().st_size > 20_000
 
 
+def test_review_serves_https_itself_with_a_secure_cookie(tmp_path: Path) -> None:
+    """`paigow review --tls-cert --tls-key`: TLS without a proxy; the cookie is `Secure` and
+    browsers are told to keep to HTTPS."""
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+         "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-keyout", "key.pem", "-out", "cert.pem"],
+        cwd=tmp_path, check=True, capture_output=True,
+    )  # fmt: skip
+    store = Store.open(f"sqlite:///{tmp_path / 'room.sqlite'}")
+    store.add_user("ann", "ann-password-1", "reviewer")
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "paigow.cli", "review", "--store", str(tmp_path / "room.sqlite"),
+         "--port", str(port), "--tls-cert", str(tmp_path / "cert.pem"),
+         "--tls-key", str(tmp_path / "key.pem")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        trust = ssl.create_default_context(cafile=str(tmp_path / "cert.pem"))
+        with httpx.Client(verify=trust, base_url=f"https://127.0.0.1:{port}") as web:
+            deadline = time.monotonic() + 20
+            while True:
+                try:
+                    page = web.get("/login")
+                    break
+                except httpx.ConnectError:
+                    assert time.monotonic() < deadline and server.poll() is None
+                    time.sleep(0.2)
+            assert page.status_code == 200
+            assert "max-age" in page.headers["strict-transport-security"]
+            token = re.search(r'name="csrf" value="([^"]+)"', page.text)
+            form = {"username": "ann", "password": "ann-password-1"}
+            if token:
+                form["csrf"] = token.group(1)
+            login = web.post("/login", data=form)
+            assert login.status_code == 303 and "login" not in login.headers["location"]
+            cookie = login.headers.get("set-cookie", "")
+            assert "secure" in cookie.lower() and "httponly" in cookie.lower(), cookie
+        with pytest.raises(httpx.HTTPError):  # no plain HTTP on the TLS port
+            httpx.get(f"http://127.0.0.1:{port}/login", timeout=5)
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
 def test_cli_report_and_retention_errors(tmp_path: Path) -> None:
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -303,6 +350,7 @@ def test_cli_report_and_retention_errors(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "write times as" in bad.stderr
     backwards = run("report", "--from", "2026-11-22", "--to", "2026-11-21")
     assert backwards.returncode == 2 and "after" in backwards.stderr
+    Store.open(f"sqlite:///{tmp_path / 'paigow-room.sqlite'}")
     done = run("retention", "--days", "30", "--json")
     assert done.returncode == 0 and json.loads(done.stdout) == {"deleted": 0}
 

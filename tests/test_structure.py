@@ -74,13 +74,31 @@ def test_a_late_import_is_seen(tmp_path: Path) -> None:
     assert "vision.synth.round" in imported(source)
 
 
-def test_the_box_loads_without_the_simulator_or_training() -> None:
-    """What `paigow run` imports, imported in a fresh interpreter: nothing off limits loads."""
+ROOM_ONLY = ("sqlalchemy", "alembic", "fastapi", "starlette", "uvicorn", "jinja2", "multipart",
+             "itsdangerous", "argon2", "matplotlib", "psycopg", "room")  # fmt: skip
+"""The `[room]` extra's packages and the room itself: the edge image is built without them."""
+
+
+def test_the_box_loads_without_the_simulator_training_or_the_room() -> None:
+    """What `paigow run` imports, imported in a fresh interpreter: nothing off limits loads,
+    nor any package of the room's extra (the edge image installs the core dependencies only)."""
     code = (
         "import sys, edge.app, vision.replay, vision.selfcheck, vision.follow, vision.table\n"
-        f"print(sorted(m for m in sys.modules if m.startswith({OFF_LIMITS!r})))"
+        "import paigow.cli\n"
+        f"print(sorted(m for m in sys.modules if m.startswith({OFF_LIMITS + ROOM_ONLY!r})))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_the_box_and_the_room_extra_agree() -> None:
+    """Every package the room-only rule names is in the `[room]` extra, not the core."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    core = " ".join(project["dependencies"])
+    room = " ".join(project["optional-dependencies"]["room"])
+    for package in ("sqlalchemy", "fastapi", "uvicorn", "argon2", "matplotlib", "psycopg"):
+        assert package in room and package not in core, package

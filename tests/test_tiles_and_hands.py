@@ -52,7 +52,11 @@ def test_parse_accepts_reversed_pips_and_names(text: str, pips: str) -> None:
     assert str(Tile.parse(text)) == pips
 
 
-@pytest.mark.parametrize("text", ["7-7", "0-1", "6", "six", "", "1-2-3", "chop gow", "gee joon"])
+@pytest.mark.parametrize(
+    "text",
+    ["7-7", "0-1", "6", "six", "", "1-2-3", "chop gow", "gee joon",
+     "\uff16-\uff16", "\u0666-\u0666"],
+)  # fmt: skip  # full-width and Arabic-Indic digits are digits to Python, not pips
 def test_parse_rejects_what_is_not_one_tile(text: str) -> None:
     with pytest.raises(InvalidTileError):
         Tile.parse(text)

@@ -42,5 +42,6 @@ def gallery(out: Path, seed: int = 0, count: int = 12, columns: int = 4) -> Path
         cells.append(np.zeros_like(cells[0]))
     rows = [np.hstack(cells[i : i + columns]) for i in range(0, len(cells), columns)]
     out.parent.mkdir(parents=True, exist_ok=True)
-    cv2.imwrite(str(out), np.vstack(rows))
+    if not cv2.imwrite(str(out), np.vstack(rows)):
+        raise OSError(f"cannot write the gallery to {out}")
     return out
