@@ -159,7 +159,10 @@ class WebSessionRow(Base):
 
 class AuditRow(Base):
     __tablename__ = "audit"
-    __table_args__ = (Index("ix_audit_username_action_at", "username", "action", "at"),)
+    __table_args__ = (
+        Index("ix_audit_username_action_at", "username", "action", "at"),
+        Index("ix_audit_action_at", "action", "at"),
+    )
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     at: Mapped[float] = mapped_column(Float)
     username: Mapped[str] = mapped_column(String(64))
@@ -652,20 +655,23 @@ class Store:
             return None
         return user.role
 
-    def failed_logins(self, username: str, within_s: float) -> int:
-        """Failed logins as this user in the last `within_s` seconds (from the audit log, so
-        every worker and a restart see the same count)."""
+    def failed_logins(
+        self, within_s: float, *, username: str | None = None, address: str | None = None
+    ) -> int:
+        """Failed logins in the last `within_s` seconds as this user, or from this address
+        (from the audit log, so every worker and a restart see the same count)."""
+        query = (
+            select(func.count())
+            .select_from(AuditRow)
+            .where(AuditRow.action == "login-failed")
+            .where(AuditRow.at >= time.time() - within_s)
+        )
+        if username is not None:
+            query = query.where(AuditRow.username == username[:64])
+        if address is not None:
+            query = query.where(AuditRow.note == f"from {address}")
         with self.session() as s:
-            return int(
-                s.scalar(
-                    select(func.count())
-                    .select_from(AuditRow)
-                    .where(AuditRow.username == username[:64])
-                    .where(AuditRow.action == "login-failed")
-                    .where(AuditRow.at >= time.time() - within_s)
-                )
-                or 0
-            )
+            return int(s.scalar(query) or 0)
 
     def open_session(self, username: str) -> str:
         """A new review UI session for the user: the token for their cookie."""

@@ -36,6 +36,10 @@ FAILED_LOGINS_ALLOWED = 5
 unchecked: enough for typing slips, far too few to guess an argon2id-hashed password."""
 FAILED_LOGINS_WINDOW_S = 15 * 60
 """How long failed logins count against a user: a person locked out waits a coffee break."""
+ADDRESS_FAILED_LOGINS_ALLOWED = 20
+"""Wrong passwords from one address (any user names) within the window before that address is
+refused: one guesser trying many names stops here, while a surveillance room whose operators
+share one address still has room for each one's slips."""
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' "
     "'unsafe-inline'; script-src 'self' 'unsafe-inline'; frame-ancestors 'none'; "
@@ -149,14 +153,22 @@ def create_app(
         next: str = Form("/"),
     ) -> Response:
         check_csrf(request, token)
-        if store.failed_logins(username, FAILED_LOGINS_WINDOW_S) >= FAILED_LOGINS_ALLOWED:
-            minutes = FAILED_LOGINS_WINDOW_S // 60
+        address = request.client.host if request.client else "unknown"
+        window = FAILED_LOGINS_WINDOW_S
+        by_user = store.failed_logins(window, username=username)
+        by_address = store.failed_logins(window, address=address)
+        if by_user >= FAILED_LOGINS_ALLOWED or by_address >= ADDRESS_FAILED_LOGINS_ALLOWED:
+            who = "this user" if by_user >= FAILED_LOGINS_ALLOWED else "this address"
             raise HTTPException(
-                429, f"too many wrong passwords for this user: try again in {minutes} minutes"
+                429, f"too many wrong passwords for {who}: try again in {window // 60} minutes"
             )
         role = store.check_login(username, password)
         if role is None:
-            store.record(username[:64], "login-failed")
+            store.record(username[:64], "login-failed", f"from {address}")
+            if by_user + 1 == FAILED_LOGINS_ALLOWED:  # the lockout, audited once
+                store.record(username[:64], "login-locked", f"this user, from {address}")
+            if by_address + 1 == ADDRESS_FAILED_LOGINS_ALLOWED:
+                store.record(username[:64], "login-locked", f"address {address}")
             return RedirectResponse("/login?failed=1", status_code=303)
         store.record(username, "login")
         request.session.clear()  # a new session on login

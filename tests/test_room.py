@@ -140,6 +140,18 @@ def test_a_huge_sequence_jump_costs_one_row_and_late_numbers_split_it(any_store:
     assert store.raise_gaps(60, now=later) == [("t1", 3, 999), ("t1", 1_001, 300_000)]
 
 
+def test_the_migrations_build_exactly_the_models_tables(store: Store) -> None:
+    """A model changed without its migration (a column, an index) would exist in tests that
+    build from the models and be missing from every real store, built by the migrations."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    from room.store import Base
+
+    with store.engine.connect() as connection:
+        assert compare_metadata(MigrationContext.configure(connection), Base.metadata) == []
+
+
 def test_missing_numbers_of_an_older_store_become_runs(tmp_path: Path) -> None:
     """A store written before missing numbers were kept as runs (migration 0005) keeps them."""
     from alembic import command
@@ -722,6 +734,29 @@ def test_password_guessing_is_refused_after_a_few_tries(server: str, store: Stor
     assert answers == [303] * FAILED_LOGINS_ALLOWED + [429] * 3
     failed = [e for e in store.audit(limit=50) if e.action == "login-failed"]
     assert len(failed) == FAILED_LOGINS_ALLOWED  # refused tries write nothing more
+    assert all(e.note == "from 127.0.0.1" for e in failed)
+    locked = [e for e in store.audit(limit=50) if e.action == "login-locked"]
+    assert [(e.username, e.note) for e in locked] == [("rita", "this user, from 127.0.0.1")]
+
+
+def test_one_address_guessing_many_names_is_refused(server: str, store: Store) -> None:
+    from room.web import ADDRESS_FAILED_LOGINS_ALLOWED, FAILED_LOGINS_ALLOWED
+
+    with httpx.Client(base_url=server) as client:
+        page = client.get("/login").text
+        token = re.search(r'name="csrf" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+
+        def attempt(username: str, password: str) -> int:
+            data = {"username": username, "password": password, "csrf": token}
+            return client.post("/login", data=data).status_code
+
+        names = [f"user-{n}" for n in range(ADDRESS_FAILED_LOGINS_ALLOWED)]
+        assert FAILED_LOGINS_ALLOWED > 1  # so no single name is locked below
+        answers = [attempt(name, "guess") for name in names]
+        assert answers == [303] * ADDRESS_FAILED_LOGINS_ALLOWED
+        assert attempt("vince", "viewer-pw1") == 429  # a right password, but from this address
+    locked = [e for e in store.audit(limit=100) if e.action == "login-locked"]
+    assert [e.note for e in locked] == ["address 127.0.0.1"]
 
 
 @pytest.mark.parametrize(
