@@ -15,30 +15,17 @@ import argparse
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from room.store import Store  # noqa: E402
-from tests.broker import Broker  # noqa: E402
+from tests.broker import Broker, ingest_process, publisher  # noqa: E402
 from tests.test_room import alert_envelope  # noqa: E402
-
-
-def ingest(port: int, url: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "paigow.cli", "ingest", "--broker", f"127.0.0.1:{port}",
-         "--store", url, "--client-id", "ingest-q"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
 
 
 def stored_alerts(store: Store) -> tuple[int, list[str]]:
@@ -56,16 +43,14 @@ def main() -> int:
     broker = Broker(folder, f"allow_anonymous true\nmax_queued_messages {args.limit}\n").start()
     url = f"sqlite:///{folder / 'room.sqlite'}"
     store = Store.open(url)
-    table = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="t1", protocol=mqtt.MQTTv5)
-    table.connect("127.0.0.1", broker.port)
-    table.loop_start()
+    table = publisher(broker.port, "t1")
 
     def send(seq: int) -> bool:
         info = table.publish("paigow/s1/t1/alert", json.dumps(alert_envelope(seq, "t1")), qos=1)
         info.wait_for_publish(10)
         return info.is_published()
 
-    worker = ingest(broker.port, url)
+    worker = ingest_process(broker.port, url)
     deadline = time.monotonic() + 30
     while stored_alerts(store)[0] < 1:  # until ingest has subscribed, seq 1 again and again
         if time.monotonic() > deadline:
@@ -75,7 +60,7 @@ def main() -> int:
     os.kill(worker.pid, signal.SIGKILL)
     worker.wait(10)
     acknowledged = sum(send(seq) for seq in range(2, args.sent + 2))
-    worker = ingest(broker.port, url)
+    worker = ingest_process(broker.port, url)
     time.sleep(3)
     send(args.sent + 2)  # one more once it is back: the jump shows the gap
     deadline = time.monotonic() + 60

@@ -14,20 +14,16 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from room.store import Store  # noqa: E402
-from tests.broker import Broker  # noqa: E402
+from tests.broker import Broker, ingest_process, publisher  # noqa: E402
 from tests.test_room import alert_envelope  # noqa: E402
 
 SENT = 100
@@ -39,26 +35,17 @@ def main() -> int:
     url = f"sqlite:///{folder / 'room.sqlite'}"
     store = Store.open(url)
 
-    def ingest(client_id: str) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(
-            [sys.executable, "-m", "paigow.cli", "ingest", "--broker",
-             f"127.0.0.1:{broker.port}", "--store", url, "--client-id", client_id],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-
     def stored() -> int:
         return sum(a.kind != "sequence-gap" for a in store.alerts(limit=10_000))
 
-    table = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="t1", protocol=mqtt.MQTTv5)
-    table.connect("127.0.0.1", broker.port)
-    table.loop_start()
+    table = publisher(broker.port, "t1")
 
     def send(seq: int) -> None:
         envelope = json.dumps(alert_envelope(seq, "t1"))
         table.publish("paigow/s1/t1/alert", envelope, qos=1).wait_for_publish(5)
 
-    first, second = ingest("ingest-1"), ingest("ingest-2")
+    first = ingest_process(broker.port, url, "ingest-1")
+    second = ingest_process(broker.port, url, "ingest-2")
     deadline = time.monotonic() + 30
     while stored() < 1:  # until a worker has subscribed, seq 1 again and again
         if time.monotonic() > deadline:
@@ -72,7 +59,7 @@ def main() -> int:
         send(seq)
     time.sleep(6)
     while_down = stored() - 1
-    second = ingest("ingest-2")
+    second = ingest_process(broker.port, url, "ingest-2")
     time.sleep(6)
     after = stored() - 1
     for worker in (first, second):

@@ -7,6 +7,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -18,6 +19,26 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+
+
+def publisher(port: int, client_id: str = "tables") -> mqtt.Client:
+    """A connected MQTT v5 client with its network loop running: the tables' side of a test."""
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
+    client.connect("127.0.0.1", port)
+    client.loop_start()
+    return client
+
+
+def ingest_process(
+    port: int, store: str, client_id: str = "paigow-ingest"
+) -> subprocess.Popen[bytes]:
+    """`paigow ingest` as the room runs it: its own process, a stable client id."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "paigow.cli", "ingest", "--broker", f"127.0.0.1:{port}",
+         "--store", store, "--client-id", client_id],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
 
 
 def free_port() -> int:

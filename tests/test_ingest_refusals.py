@@ -12,11 +12,10 @@ from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
-from paho.mqtt.enums import CallbackAPIVersion
 
 from room.ingest import MAX_PAYLOAD, Ingest, RefusedError, check_envelope
 from room.store import DEAD_LETTER_BYTES, Store
-from tests.broker import Broker
+from tests.broker import Broker, publisher
 from tests.test_room import alert_envelope, health
 
 Edit = Callable[[dict], object]  # type: ignore[type-arg]
@@ -82,9 +81,7 @@ def _published(sender: mqtt.Client, topic: str, payload: bytes) -> None:
 def test_ingest_stays_up_keeps_dead_letters_and_stores_the_next_good_one(tmp_path: Path) -> None:
     store = Store.open(f"sqlite:///{tmp_path / 'room.sqlite'}")
     broker = Broker(tmp_path).start()
-    sender = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="boxes", protocol=mqtt.MQTTv5)
-    sender.connect("127.0.0.1", broker.port)
-    sender.loop_start()
+    sender = publisher(broker.port, "boxes")
     stop = threading.Event()
     worker = Ingest(store, host="127.0.0.1", port=broker.port)
     thread = threading.Thread(target=worker.run, args=(stop,), daemon=True)

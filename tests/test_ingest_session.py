@@ -6,27 +6,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
-
 from room.store import Store
-from tests.broker import Broker
+from tests.broker import Broker, ingest_process, publisher
 from tests.test_room import alert_envelope
-
-
-def _ingest(port: int, store: str) -> subprocess.Popen[bytes]:
-    """`paigow ingest` as the room runs it: its own process, the default stable client id."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "paigow.cli", "ingest", "--broker", f"127.0.0.1:{port}",
-         "--store", store],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
 
 
 def _wait_stored(store: Store, count: int, seconds: float = 30) -> int:
@@ -40,9 +25,7 @@ def test_ingest_killed_twice_loses_nothing(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'room.sqlite'}"
     store = Store.open(url)
     broker = Broker(tmp_path).start()
-    tables = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="tables", protocol=mqtt.MQTTv5)
-    tables.connect("127.0.0.1", broker.port)
-    tables.loop_start()
+    tables = publisher(broker.port, "tables")
     seq = {"t1": 0, "t2": 0, "t3": 0}
     sent: list[str] = []
 
@@ -58,7 +41,7 @@ def test_ingest_killed_twice_loses_nothing(tmp_path: Path) -> None:
                 sent.append(envelope["body"]["id"])
                 send(envelope)
 
-    ingest = _ingest(broker.port, url)
+    ingest = ingest_process(broker.port, url)
     try:
         # Until ingest has first subscribed nothing is queued for it: the tables repeat their
         # first message (one id: stored once) until it is stored.
@@ -75,7 +58,7 @@ def test_ingest_killed_twice_loses_nothing(tmp_path: Path) -> None:
             os.kill(ingest.pid, signal.SIGKILL)
             ingest.wait(10)
             publish(10)  # while ingest is down
-            ingest = _ingest(broker.port, url)
+            ingest = ingest_process(broker.port, url)
             assert _wait_stored(store, len(sent)) == len(sent)
         publish(2)
         assert _wait_stored(store, len(sent)) == len(sent)

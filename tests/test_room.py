@@ -17,11 +17,9 @@ import uuid
 from pathlib import Path
 
 import httpx
-import paho.mqtt.client as mqtt
 import pytest
 import sqlalchemy
 import uvicorn
-from paho.mqtt.enums import CallbackAPIVersion
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -40,7 +38,7 @@ from room.store import (
     table_condition,
 )
 from room.web import create_app
-from tests.broker import Broker, free_port
+from tests.broker import Broker, free_port, publisher
 from tests.postgres import Postgres
 
 
@@ -379,9 +377,7 @@ def test_shared_ingest_stores_each_message_once(store: Store, tmp_path: Path) ->
         thread.start()
     for worker in workers:
         assert worker.ready.wait(10)
-    sender = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="tables", protocol=mqtt.MQTTv5)
-    sender.connect("127.0.0.1", broker.port)
-    sender.loop_start()
+    sender = publisher(broker.port, "tables")
     sent = 0
     try:
         for table in ("t1", "t2", "t3"):
@@ -460,9 +456,7 @@ def test_ingest_keeps_each_boxs_status_and_health(store: Store, tmp_path: Path) 
     """The status is retained and published before the room starts; a malformed report is
     dropped and counted, not a stop."""
     broker = Broker(tmp_path).start()
-    sender = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="boxes", protocol=mqtt.MQTTv5)
-    sender.connect("127.0.0.1", broker.port)
-    sender.loop_start()
+    sender = publisher(broker.port, "boxes")
     stop = threading.Event()
     worker = Ingest(store, host="127.0.0.1", port=broker.port)
     thread = threading.Thread(target=worker.run, args=(stop,), daemon=True)
