@@ -7,6 +7,15 @@ acknowledged to the broker only after it is committed, so a crash mid-way means 
 not a loss. Each box's retained status and periodic health report are read by every worker
 (a plain subscription: the broker hands retained messages to no shared one) and kept as the
 table's last word on its health, for the live board.
+
+Workers stand in for each other. Each announces itself, retained, on
+`<prefix>/room/ingest/workers/<client id>` (`online`; its last will and its clean stop say
+`offline`). A worker down for `STAND_IN_AFTER_S` has its share served by the first live worker
+(by client id), which connects a second client with the down worker's client id and so takes
+over its persistent session: the broker keeps handing a down member of a shared subscription its
+share, and only its own session can drain it. When the worker returns, its connection takes the
+session back (the broker disconnects the stand-in: "session taken over") and redeliveries of what
+the stand-in had not yet acknowledged are dropped by id.
 """
 
 from __future__ import annotations
@@ -107,6 +116,16 @@ queued for it) while the worker is down: a worker killed on a Friday night and r
 Monday loses nothing. A worker retired for good frees the broker's queue a week later."""
 
 
+STAND_IN_AFTER_S = 1.0
+"""A worker down this long has its share served by a live one. The broker publishes a killed
+worker's will at once, and the room needs its alerts within seconds; a second spares a takeover
+for a worker that is only reconnecting after a blip (it reconnects within 1 s). A takeover that
+was not needed costs nothing: the worker takes its session back and redeliveries are dropped."""
+ONLINE, OFFLINE = b"online", b"offline"
+TAKEN_OVER = 142
+"""MQTT v5 DISCONNECT reason "session taken over": a worker came back for its own session."""
+
+
 class Ingest:
     """One ingest worker. `run()` until `stop` is set.
 
@@ -135,6 +154,14 @@ class Ingest:
     ) -> None:
         self.store = store
         self.persistent = persistent
+        self.client_id = client_id
+        self.workers_topic = f"{prefix}/room/ingest/workers"
+        self._workers: dict[str, tuple[bytes, float]] = {}
+        """Each worker's last word (online/offline) and when it was heard, from their topic."""
+        self._stand_ins: dict[str, mqtt.Client] = {}
+        self._taken_back: set[str] = set()
+        """Down workers whose stand-in was disconnected by another client with their id: not
+        taken again until some worker's word changes (no two stand-ins fighting over a session)."""
         self.topics = [f"$share/{group}/{prefix}/+/+/alert", f"$share/{group}/{prefix}/+/+/round",
                        f"{prefix}/+/+/status", f"{prefix}/+/+/health"]  # fmt: skip
         self.stats = IngestStats()
@@ -142,21 +169,38 @@ class Ingest:
         self.gap_grace_s = gap_grace_s
         self.ready = threading.Event()
         self.refusal: str | None = None
-        self._inbox: queue.Queue[mqtt.MQTTMessage] = queue.Queue()
+        self._inbox: queue.Queue[tuple[mqtt.Client, mqtt.MQTTMessage]] = queue.Queue()
+        self._login = (username, password, ca_file)
+        self.host, self.port = host, port
+        self.client = self._client(client_id)
+        self.client.on_connect = self._on_connect
+        self.client.on_subscribe = self._on_subscribe
+        if persistent:
+            self.topics.append(f"{self.workers_topic}/+")
+            self.client.will_set(f"{self.workers_topic}/{client_id}", OFFLINE, qos=1, retain=True)
+
+    def _client(self, client_id: str) -> mqtt.Client:
         client = mqtt.Client(
             CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5, manual_ack=True
         )
+        username, password, ca_file = self._login
         if username is not None:
             client.username_pw_set(username, password)
         if ca_file is not None:
             client.tls_set(ca_certs=ca_file)
         client.reconnect_delay_set(1, 30)
-        client.on_connect = self._on_connect
-        client.on_subscribe = self._on_subscribe
-        client.on_message = lambda c, u, message: self._inbox.put(message)
+        client.on_message = lambda c, u, message: self._inbox.put((c, message))
         client.max_inflight_messages_set(1000)
-        self.client = client
-        self.host, self.port = host, port
+        return client
+
+    def _connect(self, client: mqtt.Client) -> None:
+        session = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+        session.SessionExpiryInterval = SESSION_EXPIRY_S if self.persistent else 0
+        client.connect_async(
+            self.host, self.port, keepalive=15, clean_start=not self.persistent,
+            properties=session,
+        )  # fmt: skip
+        client.loop_start()
 
     def _on_connect(
         self,
@@ -186,19 +230,61 @@ class Ingest:
             self.refusal = ", ".join(refused)
             log.error("broker refused the ingest subscriptions: %s", self.refusal)
             return
+        if self.persistent:
+            client.publish(f"{self.workers_topic}/{self.client_id}", ONLINE, qos=1, retain=True)
         self.ready.set()
 
+    def _hear_worker(self, message: mqtt.MQTTMessage) -> None:
+        worker = message.topic.rsplit("/", 1)[1]
+        word = bytes(message.payload)
+        if self._workers.get(worker, (b"", 0.0))[0] != word:
+            self._workers[worker] = (word, time.monotonic())
+            self._taken_back.clear()
+            log.info("ingest worker %s is %s", worker, word.decode(errors="replace")[:16])
+
+    def _stand_in_for(self, worker: str) -> None:
+        """Take over `worker`'s session until it comes back for it."""
+        stand_in = self._client(worker)
+
+        def on_disconnect(client, userdata, flags, reason, properties):  # type: ignore[no-untyped-def]
+            if reason == TAKEN_OVER:  # never reconnect: that would take the session back
+                client.disconnect()
+                self._taken_back.add(worker)
+
+        stand_in.on_disconnect = on_disconnect
+        self._stand_ins[worker] = stand_in
+        self._connect(stand_in)
+        log.warning("ingest worker %s is down: standing in for it", worker)
+
+    def _watch_workers(self) -> None:
+        """Stand in for each worker down `STAND_IN_AFTER_S` if this is the first live worker;
+        let go of each stand-in whose worker is back or that another client took over."""
+        now = time.monotonic()
+        live = sorted(worker for worker, (word, _) in self._workers.items() if word == ONLINE)
+        first_live = bool(live) and live[0] == self.client_id
+        for worker, (word, since) in list(self._workers.items()):
+            stand_in = self._stand_ins.get(worker)
+            if stand_in is not None and (word == ONLINE or worker in self._taken_back):
+                stand_in.disconnect()
+                stand_in.loop_stop()
+                del self._stand_ins[worker]
+                log.info("no longer standing in for ingest worker %s", worker)
+            elif (
+                stand_in is None
+                and word == OFFLINE
+                and worker != self.client_id
+                and first_live
+                and now - since >= STAND_IN_AFTER_S
+                and worker not in self._taken_back
+            ):
+                self._stand_in_for(worker)
+
     def run(self, stop: threading.Event) -> None:
-        session = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
-        session.SessionExpiryInterval = SESSION_EXPIRY_S if self.persistent else 0
-        self.client.connect_async(
-            self.host, self.port, keepalive=15, clean_start=not self.persistent,
-            properties=session,
-        )  # fmt: skip
-        self.client.loop_start()
+        self._connect(self.client)
         try:
             checked = time.monotonic()
             while not stop.is_set():
+                self._watch_workers()
                 if time.monotonic() - checked > min(1.0, self.gap_grace_s):
                     checked = time.monotonic()
                     for table_id, first_seq, last_seq in self.store.raise_gaps(self.gap_grace_s):
@@ -218,14 +304,23 @@ class Ingest:
                         break
                 self._store(messages)
         finally:
+            for stand_in in self._stand_ins.values():
+                stand_in.disconnect()
+                stand_in.loop_stop()
+            if self.persistent and self.client.is_connected():  # a clean stop leaves no will
+                topic = f"{self.workers_topic}/{self.client_id}"
+                self.client.publish(topic, OFFLINE, qos=1, retain=True).wait_for_publish(5)
             self.client.disconnect()
             self.client.loop_stop()
 
-    def _store(self, messages: list[mqtt.MQTTMessage]) -> None:
+    def _store(self, messages: list[tuple[mqtt.Client, mqtt.MQTTMessage]]) -> None:
         envelopes: list[dict[str, Any]] = []
         readable: list[mqtt.MQTTMessage] = []
         now = time.time()
-        for message in messages:
+        for _, message in messages:
+            if message.topic.startswith(self.workers_topic + "/"):
+                self._hear_worker(message)
+                continue
             if message.topic.endswith(("/status", "/health")):
                 self._note(message)
                 continue
@@ -246,8 +341,8 @@ class Ingest:
                 self.stats.stored += 1
             else:
                 self.stats.duplicates += 1
-        for message in messages:  # acknowledged only once committed
-            self.client.ack(message.mid, message.qos)
+        for client, message in messages:  # acknowledged only once committed, by its receiver
+            client.ack(message.mid, message.qos)
 
     def _ingest_alone(self, envelope: dict[str, Any]) -> Any:
         try:

@@ -158,6 +158,13 @@ BUGS = (
         ("tests/test_ingest_session.py",),
     ),
     Bug(
+        "no-stand-in-for-a-down-worker",
+        "room/ingest.py",
+        "first_live = bool(live) and live[0] == self.client_id",
+        "first_live = False",
+        ("tests/test_ingest_session.py", "-k", "stays_down"),
+    ),
+    Bug(
         "one-cut-taken-for-granted",
         "vision/follow/delivery.py",
         "            if round_.live:\n                return\n",

@@ -78,9 +78,13 @@ def test_a_broker_with_the_shipped_config_accepts_the_room_and_a_table(secrets: 
         assert box.wait_connected(10)
         mine = box.publish("paigow/s1/t1/alert", b'{"mine": true}')
         theirs = box.publish("paigow/s2/t1/alert", b'{"theirs": true}')
-        acks = dict(box.acks.get(timeout=10) for _ in range(3))
-        assert acks[mine] is None and acks[theirs] is not None
+        forged = box.publish("paigow/room/ingest/workers/ingest-1", b"offline")
+        acks = dict(box.acks.get(timeout=10) for _ in range(4))
+        assert acks[mine] is None and acks[theirs] is not None and acks[forged] is not None
         assert room.wait_for(1, timeout=5, topic_end="/alert") == [{"mine": True}]
+        # ingest workers announce themselves to each other (room/ingest.py: stand-ins)
+        room.client.publish("paigow/room/ingest/workers/ingest-1", b"online", qos=1)
+        assert room.wait_for(1, timeout=5, topic_end="/ingest-1") == [{"raw": "online"}]
     finally:
         box.stop()
         room.close()

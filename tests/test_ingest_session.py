@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from room.store import Store
-from tests.broker import Broker, ingest_process, publisher
+from tests.broker import Broker, Subscriber, ingest_process, publisher
 from tests.test_room import alert_envelope
 
 
@@ -69,3 +69,62 @@ def test_ingest_killed_twice_loses_nothing(tmp_path: Path) -> None:
         broker.stop()
     assert sorted(a.id for a in store.alerts()) == sorted(sent)  # each once
     assert store.raise_gaps(0.0) == []  # nothing missing: no sequence gap
+
+
+def _words(workers: Subscriber) -> dict[str, str]:
+    """Each ingest worker's newest word on its topic."""
+    with workers.lock:
+        return {topic.rsplit("/", 1)[1]: payload["raw"] for topic, payload in workers.messages}
+
+
+def _wait_words(workers: Subscriber, expected: dict[str, str], seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while _words(workers) != expected:
+        assert time.monotonic() < deadline, f"workers say {_words(workers)}, not {expected}"
+        time.sleep(0.1)
+
+
+def test_a_worker_that_stays_down_has_its_share_served_by_the_other(tmp_path: Path) -> None:
+    """Mosquitto keeps handing a down member of a shared subscription its share: the live
+    worker takes over the down one's session and stores it, and gives it back on its return."""
+    url = f"sqlite:///{tmp_path / 'room.sqlite'}"
+    store = Store.open(url)
+    broker = Broker(tmp_path).start()
+    tables = publisher(broker.port, "tables")
+    workers = Subscriber(broker.port, "paigow/room/ingest/workers/+", client_id="watch")
+    sent: list[str] = []
+
+    def publish(first: int, count: int) -> None:
+        for seq in range(first, first + count):
+            envelope = alert_envelope(seq, "t1")
+            sent.append(envelope["body"]["id"])
+            tables.publish("paigow/s1/t1/alert", json.dumps(envelope), qos=1).wait_for_publish(5)
+
+    first = ingest_process(broker.port, url, "ingest-1")
+    second = ingest_process(broker.port, url, "ingest-2")
+    try:
+        _wait_words(workers, {"ingest-1": "online", "ingest-2": "online"})
+        os.kill(second.pid, signal.SIGKILL)
+        second.wait(10)
+        _wait_words(workers, {"ingest-1": "online", "ingest-2": "offline"})  # its last will
+        publish(1, 100)
+        # Without the stand-in, half of these wait for ingest-2 however long it stays down.
+        assert _wait_stored(store, 100, seconds=20) == 100
+        second = ingest_process(broker.port, url, "ingest-2")
+        _wait_words(workers, {"ingest-1": "online", "ingest-2": "online"})
+        publish(101, 100)
+        assert _wait_stored(store, 200, seconds=20) == 200
+        second.send_signal(signal.SIGTERM)  # a clean stop says offline too, without a will
+        second.wait(20)
+        _wait_words(workers, {"ingest-1": "online", "ingest-2": "offline"})
+        publish(201, 20)
+        assert _wait_stored(store, 220, seconds=20) == 220
+    finally:
+        for worker in (first, second):
+            worker.send_signal(signal.SIGTERM)
+            worker.wait(20)
+        workers.close()
+        tables.loop_stop()
+        broker.stop()
+    assert sorted(a.id for a in store.alerts()) == sorted(sent)  # each once
+    assert store.raise_gaps(0.0) == []
