@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from vision.detections import Detections  # noqa: E402
+from vision.detector import Candidates  # noqa: E402
 from vision.replay import ModelSource, replay  # noqa: E402
 from vision.table import TableConfig  # noqa: E402
 
@@ -37,8 +38,10 @@ class Watched(ModelSource):
         super().__init__(reuse=reuse)
         self.looked: list[float] = []
 
-    def detections(self, index: int, t: float, image: NDArray[np.uint8]) -> Detections:
-        found = super().detections(index, t, image)
+    def detections(
+        self, index: int, t: float, image: NDArray[np.uint8], scanned: Candidates | None = None
+    ) -> Detections:
+        found = super().detections(index, t, image, scanned)
         self.looked.append(self.reuse.looked if self.reuse else 1.0)
         return found
 

@@ -15,9 +15,10 @@ import logging
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import cv2
 import numpy as np
@@ -30,9 +31,13 @@ from edge.messages import Alarm, CameraState, Health
 from edge.outbox import Outbox, OutboxError
 from vision.follow import Raised, RoundFollower
 from vision.follow.records import Alert
+from vision.pipeline import ahead
 from vision.replay import LabelSource, ModelSource, Source
 from vision.selfcheck import SelfCheck, check_models
 from vision.table import CalibrationError, TableConfig
+
+if TYPE_CHECKING:
+    from vision.detector import Candidates
 
 log = logging.getLogger("paigow.edge")
 
@@ -287,11 +292,32 @@ class EdgeApp:
             self.transport.stop()
             self.outbox.close()
 
-    def _analyse(self) -> None:
+    def _due_frames(self) -> Iterator[Frame | None]:
+        """The camera's newest frame whenever one is due at the configured rate (newer frames
+        replace older ones); None after half a second without one, so that the loop's own
+        checks still run; the end at the end of a file."""
         period = 1.0 / self.config.analysis.fps
-        next_due = last = 0.0
-        self.watching_since = time.monotonic()
+        next_due = 0.0
         while not self.stop.is_set():
+            frame = self.camera.latest(timeout=0.5)
+            if frame is None:
+                if self.camera.state == "ended":
+                    return
+                yield None
+            elif frame.stream_s + 1e-6 >= next_due:
+                next_due = max(next_due + period, frame.stream_s - period / 2)
+                yield frame
+
+    def _scan(self, frame: Frame | None) -> tuple[Candidates | None, float]:
+        """The first stage, a frame ahead on its own thread (`vision.pipeline`), and its ms."""
+        started = time.perf_counter()
+        scanned = self.source.scan(frame.image) if frame is not None else None
+        return scanned, (time.perf_counter() - started) * 1000
+
+    def _analyse(self) -> None:
+        last = 0.0
+        self.watching_since = time.monotonic()
+        for frame, (scanned, scan_ms) in ahead(self._due_frames(), self._scan):
             if self.transport.refusal is not None:
                 raise TransportError(
                     f"the broker refused this box's login as {self.config.mqtt.username!r}: "
@@ -299,25 +325,20 @@ class EdgeApp:
                 )
             if self.unstored:
                 self._store_held()  # the disk may have room again
-            frame = self.camera.latest(timeout=0.5)
             if frame is None:
-                if self.camera.state == "ended":
-                    self._publish_raised(self.follower.finish(last))
-                    self._drain()
-                    return
                 continue
-            if frame.stream_s + 1e-6 < next_due:
-                continue  # analyse at the configured rate; newer frames replace older
-            next_due = max(next_due + period, frame.stream_s - period / 2)
             last = frame.stream_s
             started = time.perf_counter()
-            detections = self.source.detections(0, frame.video_s, frame.image)
-            self.metrics.inference_ms.set((time.perf_counter() - started) * 1000)
+            detections = self.source.detections(0, frame.video_s, frame.image, scanned)
+            self.metrics.inference_ms.set(scan_ms + (time.perf_counter() - started) * 1000)
             self._publish_raised(self.follower.follow(frame.stream_s, detections, frame.image))
             self.metrics.frames.inc()
             now = time.monotonic()
             self.analysed_at = [t for t in self.analysed_at if now - t < SLOW_WINDOW] + [now]
             self.metrics.fps.set(len(self.analysed_at) / SLOW_WINDOW)
+        if self.camera.state == "ended" and not self.stop.is_set():  # a file played to its end
+            self._publish_raised(self.follower.finish(last))
+            self._drain()
 
     def _drain(self, timeout: float = 10.0) -> None:
         """At the end of a file: give the courier a moment to deliver what is left."""

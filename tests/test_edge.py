@@ -600,7 +600,12 @@ class ShiftedModels:
 
         self.models = ModelSource()
 
-    def detections(self, index: int, t: float, image: NDArray[np.uint8]) -> Detections:
+    def scan(self, image: NDArray[np.uint8]) -> None:
+        return None
+
+    def detections(
+        self, index: int, t: float, image: NDArray[np.uint8], scanned: object = None
+    ) -> Detections:
         found = self.models.detections(index, t, image)
         return dataclasses.replace(found, corners=np.add(found.corners, [12.0, 0.0]))
 

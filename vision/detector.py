@@ -17,6 +17,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -72,6 +73,15 @@ ZOOM_CONFIDENCE = 0.15
 candidate, so a weaker answer is believable there. On 80 held-out frames, dice found and read
 right: 75.3% at 0.35, 81.5% at 0.25, 84.9% at 0.15, 85.6% at 0.1; die boxes on no die 12, 15,
 21, 26 (the round follower counts dice seen in at least 2 of 5 frames, in the dice area)."""
+
+
+class Candidates(NamedTuple):
+    """A scan's boxes in frame pixels, strongest first: corners (N x 4 x 2), the detector's
+    class of each, and how sure it is (dice down to `DIE_CANDIDATE`)."""
+
+    corners: NDArray[np.float64]
+    kinds: NDArray[np.int64]
+    confidence: NDArray[np.float64]
 
 
 def _session(path: Path, threads: int) -> ort.InferenceSession:
@@ -165,6 +175,12 @@ class Detector:
     def detect(self, image: NDArray[np.uint8], region: Region | None = None) -> Detections:
         """The objects in the frame, or only those centred inside `region`, looked for in its
         crop at the scale the whole frame is seen at (`vision.reuse`)."""
+        return self.resolve(image, self.scan(image, region), region)
+
+    def scan(self, image: NDArray[np.uint8], region: Region | None = None) -> Candidates:
+        """The pass over the whole frame (or `region`'s crop): every box, and every die
+        candidate worth a closer look. It needs nothing of the frame before, so it can run a
+        frame ahead of `resolve` (`vision.pipeline`)."""
         if region is None:
             blob, scale, left, top = letterbox(image, self.height, self.width)
         else:
@@ -172,7 +188,14 @@ class Detector:
         output = self.session.run(None, {self.input.name: blob})[0][0]
         candidate = min(DIE_CANDIDATE, self.confidence) if self.zoom else self.confidence
         corners, kinds, conf = self._boxes(output, die_threshold=candidate)
-        corners = (corners - [left, top]) / scale
+        return Candidates((corners - [left, top]) / scale, kinds, conf)
+
+    def resolve(
+        self, image: NDArray[np.uint8], candidates: Candidates, region: Region | None = None
+    ) -> Detections:
+        """The scan's boxes made detections: the dice looked at closer, the unsure candidates
+        dropped, every box refined."""
+        corners, kinds, conf = candidates
         keep = conf >= self.confidence
         if self.zoom:
             dice = kinds == self.die

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import cv2
 import numpy as np
@@ -22,8 +22,12 @@ from tqdm import tqdm
 from vision.detections import Detections
 from vision.follow import Raised, RoundFollower
 from vision.follow.records import Alert
+from vision.pipeline import ahead
 from vision.reuse import Region, Reuse
 from vision.table import TableConfig
+
+if TYPE_CHECKING:  # the models' module loads onnxruntime, which a label replay never needs
+    from vision.detector import Candidates
 
 
 class ReplayError(ValueError):
@@ -31,9 +35,26 @@ class ReplayError(ValueError):
 
 
 class Source(Protocol):
-    """Where a frame's detections come from."""
+    """Where a frame's detections come from: `scan` may run a frame ahead (on another thread,
+    `vision.pipeline.ahead`), `detections` is given what it returned."""
 
-    def detections(self, index: int, t: float, image: NDArray[np.uint8]) -> Detections: ...
+    def scan(self, image: NDArray[np.uint8]) -> Candidates | None: ...
+
+    def detections(
+        self, index: int, t: float, image: NDArray[np.uint8], scanned: Candidates | None = None
+    ) -> Detections: ...
+
+
+WHOLE_FRAME_THREADS = 1
+"""onnxruntime threads per session on whole frames: the detector's scan of the next frame runs
+on one core while this frame's dice close-up, refiner and reader run on the other
+(`vision.pipeline`), each session on its caller's thread. A 1080p frame of a busy table on the
+2-core Xeon: 13.3 frames/s one stage after another with 2 threads, 17.8 overlapped with 2 threads
+each (four threads on two cores), 19.7 overlapped with 1 (docs/benchmarks.md). The detections
+are the same to the bit with 1 thread or 2 (the kernels split their work, not their sums)."""
+REUSE_THREADS = 2
+"""With reuse the looks at a frame's changed parts depend on the frame before, so they cannot
+run a frame ahead; only decoding does, and the models run one after another on both cores."""
 
 
 class ModelSource:
@@ -41,10 +62,12 @@ class ModelSource:
     the reader reads, its flatness crop sized for the boxes it is given. With `reuse`, the
     models look again only where the frame changed (`vision.reuse`)."""
 
-    def __init__(self, threads: int = 2, reuse: bool = False) -> None:
+    def __init__(self, reuse: bool = False, threads: int | None = None) -> None:
         from vision.crops import LEAN_MARGIN, REFINED_LEAN_MARGIN
         from vision.detector import Detector, Reader
 
+        if threads is None:
+            threads = REUSE_THREADS if reuse else WHOLE_FRAME_THREADS
         self.detector = Detector(threads=threads)
         lean = REFINED_LEAN_MARGIN if self.detector.refiner else LEAN_MARGIN
         self.reader = Reader(threads=threads, lean_margin=lean)
@@ -54,8 +77,17 @@ class ModelSource:
         """The models on the whole frame, or on one region of it."""
         return self.reader.read(image, self.detector.detect(image, region))
 
-    def detections(self, index: int, t: float, image: NDArray[np.uint8]) -> Detections:
-        return self.reuse.detections(t, image) if self.reuse else self.analyse(image)
+    def scan(self, image: NDArray[np.uint8]) -> Candidates | None:
+        return None if self.reuse else self.detector.scan(image)
+
+    def detections(
+        self, index: int, t: float, image: NDArray[np.uint8], scanned: Candidates | None = None
+    ) -> Detections:
+        if self.reuse:
+            return self.reuse.detections(t, image)
+        if scanned is None:
+            scanned = self.detector.scan(image)
+        return self.reader.read(image, self.detector.resolve(image, scanned))
 
 
 class LabelSource:
@@ -70,7 +102,12 @@ class LabelSource:
             raise ReplayError(f"cannot read labels {path}: {error}") from None
         self.frames = {round(f["t"], 3): f["objects"] for f in frames}
 
-    def detections(self, index: int, t: float, image: NDArray[np.uint8]) -> Detections:
+    def scan(self, image: NDArray[np.uint8]) -> None:
+        return None
+
+    def detections(
+        self, index: int, t: float, image: NDArray[np.uint8], scanned: Candidates | None = None
+    ) -> Detections:
         objects = self.frames.get(round(t, 3), [])
         if not objects:
             return Detections.empty()
@@ -79,6 +116,11 @@ class LabelSource:
             np.ones(len(objects)),
             tuple(o["label"] for o in objects),
         )
+
+
+def source_scan(source: Source) -> Callable[[tuple[int, float, NDArray[np.uint8], int]], Any]:
+    """`source.scan` of each of `frames`' items: the stage that runs a frame ahead."""
+    return lambda item: source.scan(item[2])
 
 
 @dataclass(frozen=True)
@@ -146,7 +188,7 @@ def replay(
                     counts["rounds"] += 1
 
         bar = None
-        for index, t, image, total in frames(video, fps):
+        for (index, t, image, total), scanned in ahead(frames(video, fps), source_scan(source)):
             if bar is None:
                 bar = tqdm(total=total, desc="replay", unit="frame", disable=not progress)
             if image.shape[1::-1] != tuple(table.image_size):
@@ -154,7 +196,8 @@ def replay(
                     f"{video} is {image.shape[1]}x{image.shape[0]} but {table.table_id}'s "
                     f"calibration is for {table.image_size[0]}x{table.image_size[1]}"
                 )
-            write(follower.follow(t, source.detections(index, t, image), image))
+            found = source.detections(index, t, image, scanned)
+            write(follower.follow(t, found, image))
             bar.update(index + 1 - bar.n)
             counts["analysed"] += 1
             counts["frames"] = index + 1
