@@ -19,6 +19,56 @@ RULES = ("nz-1998", "act-2005", "rws-2018", "mbs-2020")
 ROUND_S = 26.0
 
 
+def _words(found: dict[str, Any], required_first: int | None) -> tuple[str, str, str, int | None]:
+    """An injected irregularity as the round follower words it (`vision/follow`): expected,
+    observed, the operator's sentence, and the position it concerns."""
+    kind = found["kind"]
+    if kind == "house-way-violation":
+        p = found["position"]
+        return (found["expected"], found["observed"],
+                f"Box {p}'s hand was set {found['observed']}; the house way is "
+                f"{found['expected']}.", p)  # fmt: skip
+    if kind == "wrong-first-position":
+        got, due = found["delivered_first_to"], found["required"]
+        return (f"position {due} first", f"position {got} first",
+                f"The first group went to box {got}; the dice and the banker call for box "
+                f"{due}.", got)  # fmt: skip
+    if kind == "wrong-cut-order":
+        a, b = found["groups_swapped"]
+        return (f"group {a} and group {b} each from its own stacks",
+                f"groups {a} and {b} dealt from each other's stacks",
+                f"Groups {a} and {b} were dealt from each other's stacks, out of the cut's "
+                "order.", None)  # fmt: skip
+    if kind == "hands-swapped":
+        a, b = found["positions"]
+        return (f"position {a}'s tiles stay at {a}", f"tiles carried between {a} and {b}",
+                f"Box {a}'s and box {b}'s hands were exchanged after delivery.", a)  # fmt: skip
+    if kind == "wrong-hand-size":
+        (p, n), (q, m) = sorted(found["sizes"].items())
+        return ("4 tiles a position", f"box {p}: {n} tiles, box {q}: {m} tiles",
+                f"Box {p} holds {n} tiles and box {q} {m}; a hand is 4.", p)  # fmt: skip
+    if kind == "missing-tile":
+        gone = found["tile"]
+        return ("32 tiles", f"31 tiles; missing {gone} x1",
+                f"Only 31 of the 32 tiles were seen this round; missing {gone}.", None)  # fmt: skip
+    if kind == "foreign-tile":
+        tile, replaced = found["tile"], found["replaced"]
+        return (f"at most the set's {tile}", f"one {tile} too many",
+                f"A {tile} too many was seen this round, for a {replaced}.", None)  # fmt: skip
+    if kind in ("exposed-tile-stacking", "exposed-tile-dealing"):
+        done = "stacked" if kind.endswith("stacking") else "dealt"
+        shown = found["tile"]
+        return ("every tile face down", f"{shown} face up",
+                f"A tile ({shown}) lay face up while the tiles were {done}.", None)  # fmt: skip
+    if kind == "dice-not-flat":
+        return ("every die flat", f"die {found['die'] + 1} not flat",
+                f"Die {found['die'] + 1} came to rest not lying flat.", None)  # fmt: skip
+    if kind == "wrong-dice-count":
+        n = len(found["dice"])
+        return ("3 dice", f"{n} dice", f"{n} dice were thrown; the game uses 3.", None)
+    raise ValueError(f"no words for {kind}")
+
+
 def shift_messages(
     table_id: str, rules: str, rounds: int, seed: int, irregular: float = 0.15
 ) -> list[dict[str, Any]]:
@@ -36,18 +86,19 @@ def shift_messages(
             irregularity = Irregularity(found["kind"])
             alert_id = str(uuid.UUID(int=int(rng.integers(1 << 62))))
             alert_ids.append(alert_id)
-            detail = {k: v for k, v in found.items() if k != "kind"}
+            expected, observed, summary, position = _words(found, truth["required_first_position"])
             body = {
                 "id": alert_id,
                 "kind": irregularity.value,
                 "severity": CATALOGUE[irregularity].severity.value,
                 "table_id": table_id,
                 "round_id": round_id,
-                "position": found.get("position"),
+                "position": position,
                 "rules": rules,
                 "clause": CATALOGUE[irregularity].clause(rules),
-                "expected": str(found.get("expected", "")) or None,
-                "observed": str(found.get("observed", detail)) or None,
+                "summary": summary,
+                "expected": expected,
+                "observed": observed,
                 "confidence": round(1.0 - float(sure.beta(1.0, 12.0)), 2),
                 "evidence_time_s": 10.0,
                 "raised_time_s": 10.4,

@@ -126,6 +126,7 @@ class AlertRow(Base):
     position: Mapped[int | None] = mapped_column(Integer, nullable=True)
     rules: Mapped[str] = mapped_column(String(16))
     clause: Mapped[str] = mapped_column(Text)
+    summary: Mapped[str | None] = mapped_column(Text, nullable=True)
     expected: Mapped[str | None] = mapped_column(Text, nullable=True)
     observed: Mapped[str | None] = mapped_column(Text, nullable=True)
     confidence: Mapped[float] = mapped_column(Float)
@@ -487,6 +488,7 @@ class Store:
                 position=None,
                 rules="",
                 clause="docs/mqtt.md#delivery",
+                summary=f"Table {table_id}'s {missing} never reached the room.",
                 expected=f"message {first} next",
                 observed=f"{missing} never arrived",
                 confidence=1.0,
@@ -568,7 +570,7 @@ class Store:
             query = query.where(AlertRow.received_at < until)
         with self.session() as s:
             order = (AlertRow.confidence.asc(),) if least_sure_first else ()
-            query = query.order_by(*order, AlertRow.serial.desc())
+            query = query.order_by(*order, AlertRow.received_at.desc(), AlertRow.serial.desc())
             return list(s.scalars(query.limit(limit)))
 
     def alert(self, alert_id: str) -> AlertRow:
@@ -799,6 +801,7 @@ class _Parsed:
                     "position": body.get("position"),
                     "rules": str(body["rules"]),
                     "clause": str(body["clause"]),
+                    "summary": body.get("summary"),
                     "expected": body.get("expected"),
                     "observed": body.get("observed"),
                     "confidence": float(body["confidence"]),

@@ -1,4 +1,5 @@
-"""Tiles drawn as SVG for the review pages, so a reviewer sees the hands, not just pip notation."""
+"""Tiles, dice and boxes drawn for the review pages, so a reviewer sees the hands, the dice and
+the positions an alert names, not just pip notation."""
 
 from __future__ import annotations
 
@@ -8,7 +9,20 @@ from html import escape
 from rules import InvalidTileError, Tile
 from vision.labels import END_PIPS
 
-TILE = re.compile(r"\b[1-6]-[1-6]\b")
+FACT = re.compile(
+    r"(?P<tile>\b[1-6]-[1-6]\b)|(?P<box>\b(?:position|box) (?P<number>[1-8])\b)"
+    r"|(?P<dice>\bdice (?P<values>[1-6](?: [1-6]){1,3})\b)",
+    re.IGNORECASE,
+)
+DIE_PIPS = {
+    1: ((0.5, 0.5),),
+    2: ((0.25, 0.25), (0.75, 0.75)),
+    3: ((0.25, 0.25), (0.5, 0.5), (0.75, 0.75)),
+    4: ((0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75)),
+    5: ((0.25, 0.25), (0.75, 0.25), (0.5, 0.5), (0.25, 0.75), (0.75, 0.75)),
+    6: ((0.25, 0.22), (0.75, 0.22), (0.25, 0.5), (0.75, 0.5), (0.25, 0.78), (0.75, 0.78)),
+}
+"""Where a die's pips lie on its face, as shares of its side."""
 
 
 def _pips(count: int, top: float, face: str) -> str:
@@ -39,13 +53,37 @@ def tile_svg(face: str) -> str:
     )
 
 
-def hand_svg(text: str | None) -> str:
-    """Every tile named in a line such as `1-4 2-3 / 1-3 5-5`, drawn, keeping the `/`."""
+def die_svg(value: int) -> str:
+    """One die's face, 24 x 24, the 1 and 4 red as on the table's dice."""
+    colour = "#c62828" if value in (1, 4) else "#1b1b1b"
+    radius = 3.4 if value == 1 else 2.3
+    pips = "".join(
+        f'<circle cx="{2 + x * 20:.1f}" cy="{2 + y * 20:.1f}" r="{radius}" fill="{colour}"/>'
+        for x, y in DIE_PIPS[value]
+    )
+    return (
+        f'<svg class="die" width="24" height="24" viewBox="0 0 24 24" role="img" '
+        f'aria-label="die {value}"><title>{value}</title>'
+        '<rect x="1" y="1" width="22" height="22" rx="4" fill="#fafafa" stroke="#555"/>'
+        f"{pips}</svg>"
+    )
+
+
+def facts_html(text: str | None) -> str:
+    """An alert's Expected or Observed line as a reviewer reads it: its words, with each tile
+    drawn, each box as a numbered badge and the dice drawn; everything else escaped."""
     if not text:
         return ""
-    parts = []
-    for group in text.split("/"):
-        tiles = TILE.findall(group)
-        if tiles:
-            parts.append('<span class="hand">' + "".join(tile_svg(t) for t in tiles) + "</span>")
-    return '<span class="split">/</span>'.join(parts)
+    parts, at = [], 0
+    for match in FACT.finditer(text):
+        parts.append(escape(text[at : match.start()]))
+        if match["tile"]:
+            parts.append(tile_svg(match["tile"]))
+        elif match["box"]:
+            parts.append(f'<span class="box">box {match["number"]}</span>')
+        else:
+            dice = "".join(die_svg(int(v)) for v in match["values"].split())
+            parts.append(f'<span class="dice">dice {dice}</span>')
+        at = match.end()
+    parts.append(escape(text[at:]))
+    return "".join(parts)

@@ -9,6 +9,7 @@ log. Login with roles (viewer, reviewer, admin); every form carries a CSRF token
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import datetime as dt
 import json
@@ -25,7 +26,8 @@ from markupsafe import Markup
 from starlette.middleware.sessions import SessionMiddleware
 
 from room.store import ACTIONS, STATUSES, AlertRow, Store, StoreError
-from room.tiles import hand_svg
+from room.tiles import facts_html
+from rules import CATALOGUE, Irregularity
 
 TEMPLATES = Path(__file__).parent / "templates"
 CAN_ACT = ("reviewer", "admin")
@@ -88,7 +90,7 @@ def create_app(
         return response
 
     templates = Jinja2Templates(directory=str(TEMPLATES))
-    templates.env.filters["hand"] = lambda text: Markup(hand_svg(text))
+    templates.env.filters["facts"] = lambda text: Markup(facts_html(text))
     templates.env.filters["when"] = lambda ts: dt.datetime.fromtimestamp(ts).strftime(
         "%Y-%m-%d %H:%M:%S"
     )
@@ -274,6 +276,7 @@ def create_app(
             request,
             "incident.html",
             alert=alert,
+            described=_described(alert),
             round=found,
             phases=phases,
             audit=store.audit(alert_id),
@@ -354,6 +357,17 @@ def local_path(target: str) -> str:
     return target
 
 
+def _described(alert: AlertRow) -> str:
+    """The alert's sentence, or for one from a box that sent none, what its kind means."""
+    if alert.summary:
+        return alert.summary
+    with contextlib.suppress(ValueError):
+        info = CATALOGUE[Irregularity(alert.kind)]
+        where = f"Box {alert.position}: " if alert.position else ""
+        return f"{where}{info.description[0].upper()}{info.description[1:]}."
+    return alert.observed or alert.kind
+
+
 def _summary(alert: AlertRow) -> dict[str, Any]:
     return {
         "id": alert.id,
@@ -364,6 +378,7 @@ def _summary(alert: AlertRow) -> dict[str, Any]:
         "table": alert.table_id,
         "position": alert.position,
         "observed": alert.observed,
+        "summary": alert.summary or alert.observed,
         "status": alert.status,
-        "received": dt.datetime.fromtimestamp(alert.received_at).strftime("%H:%M:%S"),
+        "received": dt.datetime.fromtimestamp(alert.received_at).strftime("%Y-%m-%d %H:%M:%S"),
     }

@@ -133,6 +133,15 @@ def test_alerts_name_what_the_rules_expected() -> None:
     first = found["wrong-first-position"]
     assert first.position == injected["wrong-first-position"]["delivered_first_to"]
     assert f"position {injected['wrong-first-position']['required']} first" in str(first.expected)
+    # each says what happened in a sentence, naming the box and what the rules wanted
+    assert house.summary == (
+        f"Box {house.position}'s hand was set {injected['house-way-violation']['observed']}; "
+        f"the house way is {injected['house-way-violation']['expected']}."
+    )
+    assert first.summary is not None and first.summary.startswith(
+        f"The first group went to box {first.position}; the dice ("
+    )
+    assert first.summary.endswith(f"call for box {injected['wrong-first-position']['required']}.")
 
 
 def test_missed_frames_change_nothing(fixture_round) -> None:  # type: ignore[no-untyped-def]

@@ -40,6 +40,8 @@ from room.store import (
 from room.web import create_app
 from tests.broker import Broker, free_port, publisher
 from tests.postgres import Postgres
+from vision.follow.records import Alert
+from vision.synth.round import INJECTABLE
 
 
 def alert_envelope(
@@ -556,6 +558,9 @@ def test_reviewer_sees_a_new_alert_live_and_acknowledges_it(server, browser, sto
     assert fresh.find_element(By.CSS_SELECTOR, ".confidence").text == "75%"
     link.click()  # arrived without a reload
     assert len(browser.find_elements(By.CSS_SELECTOR, "svg.tile")) == 8  # both hands drawn
+    # a box that sent no sentence: what the kind means, at the box it names
+    summary = browser.find_element(By.ID, "summary").text
+    assert summary.startswith("Box ") and "face seen more often" in summary
     browser.find_element(By.ID, "note").send_keys("third 5-5 seen, pit boss called")
     browser.find_element(By.ID, "acknowledge").click()
     WebDriverWait(browser, 10).until(
@@ -826,6 +831,11 @@ def test_demo_runs_end_to_end_without_serving(tmp_path: Path) -> None:
     demo_alerts = store.alerts(table="demo-1")
     assert {a.kind for a in demo_alerts} == {"wrong-first-position", "house-way-violation"}
     assert all(store.evidence(a.id) for a in demo_alerts)
+    assert all(a.summary and a.summary.startswith(("Box ", "The first group")) for a in demo_alerts)
+    for alert in demo_alerts:  # each round's record stored, the clean one's too
+        assert store.round(alert.round_id) is not None
+    assert {"demo-1", "demo-2"} <= {c.table_id for c in store.table_conditions()}
+    assert len(store.rounds(table="demo-2")) == 1
     assert (tmp_path / "demo" / "report" / "report.pdf").exists()
 
 
@@ -839,3 +849,37 @@ def test_a_conflicting_message_does_not_stop_its_batch(store: Store) -> None:
     assert isinstance(results[1], StoreError) and "conflicts" in str(results[1])
     assert [getattr(r, "stored", None) for r in (results[0], results[2])] == [True, True]
     assert {a.id for a in store.alerts()} == {"a1", "a3", "a4"}
+
+
+@pytest.mark.parametrize(
+    ("text", "tiles", "boxes", "dice"),
+    [
+        ("1-3 1-4 / 5-5 2-3", 4, 0, 0),  # a setting: both hands drawn
+        ("position 8 first (dice 3 5 6)", 0, 1, 3),
+        ("box 3: 3 tiles, box 7: 5 tiles", 0, 2, 0),
+        ("3 x 6-6", 1, 0, 0),
+        ("position 9 first", 0, 0, 0),  # no such box: left as words
+        ("7-1 <script>", 0, 0, 0),  # not a tile; escaped
+    ],
+)
+def test_expected_and_observed_are_drawn(text: str, tiles: int, boxes: int, dice: int) -> None:
+    from room.tiles import facts_html
+
+    html = facts_html(text)
+    assert html.count('class="tile"') == tiles
+    assert html.count('class="box"') == boxes
+    assert html.count('class="die"') == dice
+    assert "<script>" not in html
+
+
+def test_every_simulated_alert_is_worded_as_the_box_words_it() -> None:
+    """The demo's simulated shift: a sentence for every kind, expected and observed in words
+    (never a Python dict), each box it names a box of the table."""
+    messages = shift_messages("pgt-01", "nz-1998", 400, seed=5, irregular=1.0)
+    alerts = [m["body"] for m in messages if m["kind"] == "alert"]
+    assert {a["kind"] for a in alerts} == {kind.value for kind in INJECTABLE}
+    for alert in alerts:
+        assert alert["summary"].endswith(".") and not alert["summary"][0].islower()
+        for field in ("expected", "observed", "summary"):
+            assert "{" not in alert[field] and "[" not in alert[field], alert
+        assert Alert.model_validate(alert).position in (None, *range(1, 9))

@@ -190,6 +190,7 @@ class FollowerBase:
         confidence: float,
         zone: str,
         *,
+        summary: str,
         rule: str | None = None,
         whole_frame: bool = False,
     ) -> None:
@@ -207,6 +208,7 @@ class FollowerBase:
             position=position,
             rules=self.table.rules,
             clause=rule or clause(kind, self.table.rules),
+            summary=summary,
             expected=expected,
             observed=observed,
             confidence=round(float(np.clip(confidence, 0, 1)), 3),

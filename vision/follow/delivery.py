@@ -206,6 +206,8 @@ class DeliveryPhase(FollowerBase):
                 t,
                 round_.dice_agreement,
                 f"p{position}",
+                summary=f"The first group went to box {position}; the dice "
+                f"({_dice(round_.dice)}) and the banker call for box {round_.required_first}.",
             )
 
     def _note_flight(self, t: float, view: View) -> None:
@@ -292,6 +294,8 @@ class DeliveryPhase(FollowerBase):
                 breach.t,
                 breach.confidence,
                 "stack",
+                summary=f"The tiles for box {breach.position} were not dealt in the cut's "
+                f"order: {breach.observed.split(';')[0]}.",
             )
 
     def _stacks_missed(self, cut: CutView) -> int:
@@ -457,6 +461,8 @@ class DeliveryPhase(FollowerBase):
                         t,
                         sure,
                         zone,
+                        summary=f"Tiles were moved from box {origin[1:]} to box {zone[1:]} "
+                        "after delivery.",
                     )
                 origin = zone
             current.append(Track(xy, zone, origin, velocity))

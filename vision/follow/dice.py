@@ -99,6 +99,8 @@ class DicePhase(FollowerBase):
                 t,
                 min(seen, default=0) / max(seen, default=1),
                 "dice",
+                summary=f"{len(round_.dice) or 'No'} "
+                f"{'die was' if len(round_.dice) == 1 else 'dice were'} thrown; the game uses 3.",
             )
         if leaning:
             self._alert(
@@ -111,6 +113,8 @@ class DicePhase(FollowerBase):
                 t,
                 1.0 - min(_median_flat(dice[k]) for k in leaning),
                 "dice",
+                summary=f"{'Die' if len(leaning) == 1 else 'Dice'} "
+                f"{', '.join(str(k + 1) for k in leaning)} came to rest not lying flat.",
             )
         round_.required_first = self.judge.first_position(round_.dice)
 

@@ -205,7 +205,9 @@ class ExposurePhase(FollowerBase):
         )
         if held:
             zone = held[0].zone
-            where = {"": "the table", "dice": "the dice area"}.get(zone, zone)
+            where = {"": "the table", "dice": "the dice area", "bank": "the bank"}.get(
+                zone, f"box {zone[1:]}" if zone.startswith("p") else zone
+            )
             self._alert(
                 out,
                 kind,
@@ -216,4 +218,6 @@ class ExposurePhase(FollowerBase):
                 t,
                 held[0].sure,
                 zone or "stack",
+                summary=f"A tile lay face up in {where} while the tiles were "
+                f"{'stacked' if kind is K.EXPOSED_TILE_STACKING else 'dealt'}.",
             )

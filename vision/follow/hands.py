@@ -153,6 +153,9 @@ class HandsPhase(FollowerBase):
                     t,
                     confidence,
                     zone,
+                    summary=f"{_box(position).capitalize()} holds a {tile} too many: "
+                    f"{round_.faces_seen[str(tile)]} seen this round, a set has "
+                    f"{round_.faces_seen[str(tile)] - extra}.",
                 )
         size = len(hand.tiles)
         if size > 4 or (size == 4 and hand.setting is None):
@@ -167,6 +170,8 @@ class HandsPhase(FollowerBase):
                 t,
                 confidence,
                 zone,
+                summary=f"{_box(position).capitalize()} holds {size} tiles set {shape}; a hand "
+                "is 4 tiles set 2 + 2.",
             )
         elif size < 4:
             round_.short_hands[zone] = size
@@ -184,6 +189,8 @@ class HandsPhase(FollowerBase):
                     t,
                     confidence,
                     zone,
+                    summary=f"{_box(position).capitalize()}'s hand was set {hand.setting}; the "
+                    f"house way is {check.expected}.",
                     rule=f"{check.clause.ref}: {check.clause.summary}",
                 )
 
@@ -207,6 +214,7 @@ class HandsPhase(FollowerBase):
                 t,
                 min(w.agreement for w in round_.watches.values() if w.final is not None),
                 "stack",
+                summary=f"Only {total} of the 32 tiles were seen this round; missing {missing}.",
                 whole_frame=True,
             )
         short = sum(4 - n for n in round_.short_hands.values())
@@ -222,7 +230,14 @@ class HandsPhase(FollowerBase):
                     t,
                     round_.watches[zone].agreement,
                     zone,
+                    summary=f"{_box(self._position(zone)).capitalize()} holds {size} tiles; a "
+                    "hand is 4.",
                 )
+
+
+def _box(position: int) -> str:
+    """How a summary names a position: the operator's word for it."""
+    return f"box {position}"
 
 
 def _one_per_place(

@@ -34,6 +34,11 @@ class Alert(BaseModel):
     clause: str = Field(
         title="Clause", description="Where the rule book says so, e.g. `App. C 1.4 #1`."
     )
+    summary: str | None = Field(
+        None,
+        title="Summary",
+        description="One sentence for the surveillance room: what happened, where, in words.",
+    )
     expected: str | None = Field(None, title="Expected", description="What the rules require.")
     observed: str | None = Field(None, title="Observed", description="What the camera saw.")
     confidence: Annotated[float, Field(ge=0, le=1)] = Field(
