@@ -16,18 +16,20 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 
+from edge.clips import ClipMaker, ClipSettings, Evidence, evidence_body
 from edge.comms import Courier, MqttTransport, Transport, TransportError
 from edge.config import ConfigError, EdgeConfig
-from edge.messages import Alarm, CameraState, Health
+from edge.messages import Alarm, CameraState, Health, MessageKind
 from edge.outbox import Outbox, OutboxError
 from vision.follow import Raised, RoundFollower
 from vision.follow.records import Alert
@@ -181,7 +183,8 @@ class EdgeApp:
                 f"publish only under its own SITE/TABLE (docs/mqtt.md#security)"
             )
         prefix = f"{config.mqtt.prefix}/{own}"
-        self.topics = {k: f"{prefix}/{k}" for k in ("alert", "round", "status", "health")}
+        kinds = ("alert", "round", "evidence", "status", "health")
+        self.topics = {k: f"{prefix}/{k}" for k in kinds}
         self.outbox = Outbox(config.outbox.path, config.outbox.min_free_mb)
         self.evidence = config.outbox.path.parent / "evidence"
         self.transport = transport or self._mqtt()
@@ -203,7 +206,21 @@ class EdgeApp:
             cut_options=analysis.cut_options or None,
         )
         self.stop = threading.Event()
-        self.unstored: list[tuple[Literal["alert", "round"], dict[str, Any], str, str | None]] = []
+        self.unstored: list[tuple[MessageKind, dict[str, Any], str, str | None, str | None]] = []
+        evidence = config.evidence
+        self.clips = (
+            ClipMaker(
+                ClipSettings(
+                    evidence.before_s, evidence.after_s, evidence.width, evidence.clip_width
+                ),
+                fps=analysis.fps,
+                image_width=self.table.image_size[0],
+            )
+            if evidence.clip
+            else None
+        )
+        self.clip_pool = ThreadPoolExecutor(1, thread_name_prefix="clips")
+        self.clip_jobs: list[Future[Evidence]] = []
         self.dropped = 0
         self.analysed_at: list[float] = []
         self.watching_since: float | None = None
@@ -285,6 +302,7 @@ class EdgeApp:
             self._analyse()
         finally:
             self.stop.set()
+            self.clip_pool.shutdown(wait=False, cancel_futures=True)  # a clip not made is lost
             for thread in threads:
                 thread.join(timeout=5)
             with contextlib.suppress(OutboxError):  # what is left stays for the next start
@@ -331,13 +349,23 @@ class EdgeApp:
             started = time.perf_counter()
             detections = self.source.detections(0, frame.video_s, frame.image, scanned)
             self.metrics.inference_ms.set(scan_ms + (time.perf_counter() - started) * 1000)
+            if self.clips is not None:
+                self.clips.add(frame.stream_s, frame.image, detections)
             self._publish_raised(self.follower.follow(frame.stream_s, detections, frame.image))
+            if self.clips is not None:
+                self.clip_jobs += [self.clip_pool.submit(self.clips.make, job)
+                                   for job in self.clips.due(frame.stream_s)]  # fmt: skip
+                self._publish_evidence(wait=False)
             self.metrics.frames.inc()
             now = time.monotonic()
             self.analysed_at = [t for t in self.analysed_at if now - t < SLOW_WINDOW] + [now]
             self.metrics.fps.set(len(self.analysed_at) / SLOW_WINDOW)
         if self.camera.state == "ended" and not self.stop.is_set():  # a file played to its end
             self._publish_raised(self.follower.finish(last))
+            if self.clips is not None:
+                self.clip_jobs += [self.clip_pool.submit(self.clips.make, job)
+                                   for job in self.clips.flush()]  # fmt: skip
+                self._publish_evidence(wait=True)
             self._drain()
 
     def _drain(self, timeout: float = 10.0) -> None:
@@ -356,6 +384,8 @@ class EdgeApp:
                     ok, jpeg = cv2.imencode(".jpg", item.evidence, [cv2.IMWRITE_JPEG_QUALITY, 85])
                     evidence = base64.b64encode(jpeg.tobytes()).decode() if ok else None
                 self._store("alert", record.model_dump(mode="json"), self.topics["alert"], evidence)
+                if self.clips is not None:
+                    self.clips.want(record, item.zone)
                 self.metrics.alerts.labels(record.kind).inc()
                 log.warning(
                     "alert %s at position %s: %s", record.kind, record.position, record.observed
@@ -364,12 +394,26 @@ class EdgeApp:
                 self._store("round", record.model_dump(mode="json"), self.topics["round"], None)
                 self.metrics.rounds.inc()
 
+    def _publish_evidence(self, *, wait: bool) -> None:
+        """Store each clip made (all of them, waiting, with `wait`), in the order asked for."""
+        while self.clip_jobs and (wait or self.clip_jobs[0].done()):
+            try:
+                evidence = self.clip_jobs.pop(0).result()
+            except Exception:  # evidence is worth a try, never the analysis: the alert went
+                log.exception("could not make an alert's clip")
+                continue
+            body = evidence_body(evidence, self.table.table_id)
+            still = base64.b64encode(evidence.frame_jpeg).decode() if evidence.frame_jpeg else None
+            clip = base64.b64encode(evidence.clip_webm).decode() if evidence.clip_webm else None
+            self._store("evidence", body, self.topics["evidence"], still, clip)
+
     def _store(
         self,
-        kind: Literal["alert", "round"],
+        kind: MessageKind,
         body: dict[str, Any],
         topic: str,
         evidence: str | None,
+        clip: str | None = None,
     ) -> None:
         """Into the outbox; if the disk refuses, hold it in memory (up to `HELD_IN_MEMORY`,
         then refuse it, counted), retry on every frame, and alarm."""
@@ -378,16 +422,15 @@ class EdgeApp:
             self.metrics.dropped.inc()
             log.error("outbox full and %d messages held: a %s is lost", HELD_IN_MEMORY, kind)
         else:
-            self.unstored.append((kind, body, topic, evidence))
+            self.unstored.append((kind, body, topic, evidence, clip))
         self._store_held()
 
     def _store_held(self) -> None:
         while self.unstored:
-            kind_, body_, topic_, evidence_ = self.unstored[0]
+            kind_, body_, topic_, evidence_, clip_ = self.unstored[0]
             try:
-                self.outbox.put(
-                    topic_, body_, table_id=self.table.table_id, kind=kind_, evidence_jpeg=evidence_
-                )
+                self.outbox.put(topic_, body_, table_id=self.table.table_id, kind=kind_,
+                                evidence_jpeg=evidence_, clip_webm=clip_)  # fmt: skip
             except OutboxError as error:
                 log.error(
                     "cannot store a message, holding %d in memory: %s", len(self.unstored), error

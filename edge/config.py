@@ -66,6 +66,21 @@ class AnalysisConfig(Section):
     cut_options: dict[str, str] = Field(default_factory=dict, title="Cut options")
 
 
+class EvidenceConfig(Section):
+    clip: bool = Field(
+        True,
+        title="Clips",
+        description="Send each alert's seconds before and after, and its whole frame, annotated "
+        "(edge/clips.py), a few seconds after the alert.",
+    )
+    before_s: Annotated[float, Field(ge=0, le=10)] = Field(3.0, title="Clip before (s)")
+    after_s: Annotated[float, Field(ge=0, le=10)] = Field(2.0, title="Clip after (s)")
+    width: Annotated[int, Field(ge=320, le=1920)] = Field(
+        960, title="Still width", description="Kept frames and the whole-frame still (px)."
+    )
+    clip_width: Annotated[int, Field(ge=160, le=1920)] = Field(640, title="Clip width (px)")
+
+
 class TlsConfig(Section):
     ca_file: Path = Field(title="CA file", description="PEM bundle that signed the broker.")
     cert_file: Path | None = Field(None, title="Client certificate (PEM)")
@@ -136,6 +151,7 @@ class EdgeConfig(BaseSettings):
     table: Path = Field(title="Table calibration", description="table.yaml (paigow calibrate).")
     camera: CameraConfig
     analysis: AnalysisConfig = AnalysisConfig()
+    evidence: EvidenceConfig = EvidenceConfig()
     mqtt: MqttConfig
     outbox: OutboxConfig = OutboxConfig()
     observability: ObservabilityConfig = ObservabilityConfig()

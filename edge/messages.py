@@ -20,8 +20,25 @@ Alarm = Literal[
 CameraState = Literal["starting", "ok", "lost", "ended"]
 
 
+MessageKind = Literal["alert", "round", "evidence"]
+
+
+class EvidenceClip(BaseModel):
+    """An alert's evidence, sent a few seconds after the alert (`edge/clips.py`): its metadata;
+    the still and the clip travel in the envelope (`evidence_jpeg`, `clip_webm`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(title="Id", description="`ALERT_ID:evidence`: one per alert.")
+    alert_id: str = Field(title="Alert")
+    table_id: str = Field(title="Table")
+    evidence_time_s: float = Field(title="Evidence time", description="The still's time (s).")
+    from_s: float = Field(title="Clip from", description="Video time of its first frame (s).")
+    to_s: float = Field(title="Clip to", description="Video time of its last frame (s).")
+
+
 class Envelope(BaseModel):
-    """One alert or round record as published on `…/alert` or `…/round` (QoS 1)."""
+    """One alert, round record or alert's evidence as published on `…/alert`, `…/round` or
+    `…/evidence` (QoS 1)."""
 
     model_config = ConfigDict(extra="forbid")
     message_id: str = Field(
@@ -33,13 +50,21 @@ class Envelope(BaseModel):
         description="Per table, increasing by one per message, never reused: a jump is a gap.",
     )
     table_id: str = Field(title="Table")
-    kind: Literal["alert", "round"] = Field(title="Kind of body")
+    kind: MessageKind = Field(title="Kind of body")
     produced_at: float = Field(title="Produced at", description="Unix time the box stored it.")
     body: dict[str, Any] = Field(
-        title="Body", description="An Alert or a RoundRecord (see their schemas)."
+        title="Body", description="An Alert, a RoundRecord or an EvidenceClip (their schemas)."
     )
     evidence_jpeg: str | None = Field(
-        None, title="Evidence", description="Alerts: the cropped evidence frame, base64 JPEG."
+        None,
+        title="Evidence",
+        description="Alerts: the cropped evidence frame; evidence: the whole frame annotated. "
+        "Base64 JPEG.",
+    )
+    clip_webm: str | None = Field(
+        None,
+        title="Clip",
+        description="Evidence: the seconds around the alert, annotated, base64 WebM (VP8).",
     )
 
 

@@ -16,9 +16,9 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from edge.messages import Envelope
+from edge.messages import Envelope, MessageKind
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS outbox (
@@ -77,8 +77,9 @@ class Outbox:
         body: dict[str, Any],
         *,
         table_id: str,
-        kind: Literal["alert", "round"],
+        kind: MessageKind,
         evidence_jpeg: str | None = None,
+        clip_webm: str | None = None,
     ) -> Message:
         """Commit one message; returns it with its sequence number and id (the stored one when a
         message of that id is held already)."""
@@ -99,6 +100,7 @@ class Outbox:
                     produced_at=time.time(),
                     body=body,
                     evidence_jpeg=evidence_jpeg,
+                    clip_webm=clip_webm,
                 ).model_dump_json()
                 self._db.execute("UPDATE outbox SET payload = ? WHERE seq = ?", (payload, seq))
                 self._db.execute("COMMIT")

@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from edge.config import EdgeConfig
-from edge.messages import Envelope, Health, Status
+from edge.messages import Envelope, EvidenceClip, Health, Status
 from vision.follow.records import Alert, RoundRecord
 from vision.table import TableConfig
 
@@ -22,6 +22,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "table": TableConfig,
     "edge-config": EdgeConfig,
     "envelope": Envelope,
+    "evidence": EvidenceClip,
     "status": Status,
     "health": Health,
 }

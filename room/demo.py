@@ -27,6 +27,7 @@ import uvicorn
 from numpy.typing import NDArray
 
 from edge.app import EdgeApp
+from edge.clips import ClipMaker, ClipSettings, Evidence, evidence_body
 from edge.config import EdgeConfig
 from edge.messages import Envelope, Health
 from room.ingest import Ingest
@@ -76,6 +77,7 @@ def follow_fixture(
     started = time.monotonic()
     store.note_status(DEMO_SITE, table_id, "online")
     reported, analysed, last_t = -HEALTH_EVERY_S, 0, 0.0
+    clips = ClipMaker(ClipSettings(), fps=10.0, image_width=first.shape[1])
 
     def keep(raised: list[Raised]) -> None:
         nonlocal seq, raised_count
@@ -84,11 +86,26 @@ def follow_fixture(
             raised_count += 1
             store.ingest(envelope(item.record, seq, table_id, item.evidence))
             if isinstance(item.record, Alert):
+                clips.want(item.record, item.zone)
                 say(f"  {table_id}: {item.record.kind}: {item.record.summary}")
+
+    def send(made: list[Evidence]) -> None:
+        nonlocal seq
+        for evidence in made:  # as the box's outbox would publish it
+            seq += 1
+            store.ingest(Envelope(
+                message_id=f"{evidence.alert_id}:evidence", seq=seq, table_id=table_id,
+                kind="evidence", produced_at=time.time(), body=evidence_body(evidence, table_id),
+                evidence_jpeg=base64.b64encode(evidence.frame_jpeg).decode(),
+                clip_webm=base64.b64encode(evidence.clip_webm).decode(),
+            ).model_dump(mode="json"))  # fmt: skip
 
     for index, t, image, _ in frames(folder / "round.mp4", 10):
         time.sleep(max(0.0, started + t / speed - time.monotonic()))
-        keep(follower.follow(t, source.detections(index, t, image), image))
+        detections = source.detections(index, t, image)
+        clips.add(t, image, detections)
+        keep(follower.follow(t, detections, image))
+        send([clips.make(job) for job in clips.due(t)])
         analysed, last_t = analysed + 1, t
         now = time.monotonic()
         if now - reported >= HEALTH_EVERY_S:  # what the box's health report would say
@@ -98,6 +115,7 @@ def follow_fixture(
                             outbox_depth=0, free_mb=0.0, analysis_fps=fps)  # fmt: skip
             store.note_health(DEMO_SITE, report.model_dump())
     keep(follower.finish(last_t))  # the round record, clean rounds' too
+    send([clips.make(job) for job in clips.flush()])
     return raised_count
 
 

@@ -142,6 +142,20 @@ class EvidenceRow(Base):
     stored_at: Mapped[float] = mapped_column(Float, index=True)
 
 
+class ClipRow(Base):
+    """An alert's clip and annotated whole frame, sent by its box a few seconds after the alert
+    (`edge/clips.py`). No key to the alert: two ingest workers may store them in either order."""
+
+    __tablename__ = "clips"
+    alert_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    frame_jpeg: Mapped[bytes] = mapped_column(LargeBinary)
+    clip_webm: Mapped[bytes] = mapped_column(LargeBinary)
+    evidence_time_s: Mapped[float] = mapped_column(Float)
+    from_s: Mapped[float] = mapped_column(Float)
+    to_s: Mapped[float] = mapped_column(Float)
+    stored_at: Mapped[float] = mapped_column(Float, index=True)
+
+
 class UserRow(Base):
     __tablename__ = "users"
     username: Mapped[str] = mapped_column(String(64), primary_key=True)
@@ -440,6 +454,9 @@ class Store:
         evidence = [p.evidence_row for p in fresh if p.evidence_row]
         if evidence:
             s.execute(insert(EvidenceRow), evidence)
+        clips = [p.clip_row for p in fresh if p.clip_row]
+        if clips:
+            s.execute(self._insert_ignore(ClipRow), clips)
         rounds = [p.round_row for p in fresh if p.round_row]
         if rounds:
             s.execute(insert(RoundRow), rounds)
@@ -585,6 +602,10 @@ class Store:
             found = s.get(EvidenceRow, alert_id)
             return found.jpeg if found else None
 
+    def clip(self, alert_id: str) -> ClipRow | None:
+        with self.session() as s:
+            return s.get(ClipRow, alert_id)
+
     def round(self, round_id: str) -> RoundRow | None:
         with self.session() as s:
             return s.get(RoundRow, round_id)
@@ -727,9 +748,13 @@ class Store:
             )
             for alert_id in old:
                 s.delete(s.get(EvidenceRow, alert_id))
+            expired = select(ClipRow.alert_id).where(ClipRow.stored_at < cutoff)
+            clips = len(list(s.scalars(expired)))
+            s.execute(delete(ClipRow).where(ClipRow.stored_at < cutoff))
             _audit(
-                s, by, "retention", f"deleted {len(old)} evidence images older than {days:g} days"
-            )
+                s, by, "retention", f"deleted {len(old)} evidence images and {clips} clips older "
+                f"than {days:g} days",
+            )  # fmt: skip
         return len(old)
 
 
@@ -762,6 +787,7 @@ class _Parsed:
     message_row: dict[str, Any]
     alert_row: dict[str, Any] | None = None
     evidence_row: dict[str, Any] | None = None
+    clip_row: dict[str, Any] | None = None
     round_row: dict[str, Any] | None = None
     hand_rows: list[dict[str, Any]] = field(default_factory=list)
 
@@ -775,7 +801,7 @@ class _Parsed:
             body = dict(envelope["body"])
         except (KeyError, TypeError, ValueError) as error:
             raise StoreError(f"not a paigow envelope: {error}") from None
-        if kind not in ("alert", "round"):
+        if kind not in ("alert", "round", "evidence"):
             raise StoreError(f"unknown message kind {kind!r}")
         parsed = cls(
             index,
@@ -817,6 +843,16 @@ class _Parsed:
                             "jpeg": base64.b64decode(jpeg),
                             "stored_at": now,
                         }
+            elif kind == "evidence":
+                parsed.clip_row = {
+                    "alert_id": str(body["alert_id"]),
+                    "frame_jpeg": base64.b64decode(str(envelope.get("evidence_jpeg") or "")),
+                    "clip_webm": base64.b64decode(str(envelope.get("clip_webm") or "")),
+                    "evidence_time_s": float(body["evidence_time_s"]),
+                    "from_s": float(body["from_s"]),
+                    "to_s": float(body["to_s"]),
+                    "stored_at": now,
+                }
             else:
                 round_id = str(body["round_id"])
                 parsed.round_row = {

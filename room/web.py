@@ -138,7 +138,7 @@ def create_app(
 
     @app.exception_handler(LoginRequiredError)
     async def _login_first(request: Request, exc: LoginRequiredError) -> Response:
-        if request.url.path.startswith(("/events", "/evidence", "/tables")):
+        if request.url.path.startswith(("/events", "/evidence", "/clips", "/tables")):
             return Response("log in first", status_code=401)
         return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
 
@@ -281,6 +281,7 @@ def create_app(
             phases=phases,
             audit=store.audit(alert_id),
             has_evidence=store.evidence(alert_id) is not None,
+            clip=store.clip(alert_id),
             can_act=who["role"] in CAN_ACT,
             actions=list(ACTIONS),
         )
@@ -310,6 +311,24 @@ def create_app(
         if jpeg is None:
             raise HTTPException(404, "no evidence image (never sent, or past retention)")
         return Response(jpeg, media_type="image/jpeg", headers={"Cache-Control": "private"})
+
+    @app.get("/clips/{alert_id}.webm")
+    def clip(request: Request, alert_id: str) -> Response:
+        user(request)
+        found = store.clip(alert_id)
+        if found is None or not found.clip_webm:
+            raise HTTPException(404, "no clip (never sent, or past retention)")
+        return Response(found.clip_webm, media_type="video/webm",
+                        headers={"Cache-Control": "private"})  # fmt: skip
+
+    @app.get("/clips/{alert_id}.jpg")
+    def frame(request: Request, alert_id: str) -> Response:
+        user(request)
+        found = store.clip(alert_id)
+        if found is None or not found.frame_jpeg:
+            raise HTTPException(404, "no whole frame (never sent, or past retention)")
+        return Response(found.frame_jpeg, media_type="image/jpeg",
+                        headers={"Cache-Control": "private"})  # fmt: skip
 
     @app.get("/audit", response_class=HTMLResponse)
     def audit(request: Request) -> HTMLResponse:

@@ -557,6 +557,9 @@ def test_reviewer_sees_a_new_alert_live_and_acknowledges_it(server, browser, sto
     fresh = browser.find_element(By.CSS_SELECTOR, "#board tbody tr")
     assert fresh.find_element(By.CSS_SELECTOR, ".confidence").text == "75%"
     link.click()  # arrived without a reload
+    WebDriverWait(browser, 10).until(
+        expected_conditions.presence_of_element_located((By.ID, "audit"))  # the page's end
+    )
     assert len(browser.find_elements(By.CSS_SELECTOR, "svg.tile")) == 8  # both hands drawn
     # a box that sent no sentence: what the kind means, at the box it names
     summary = browser.find_element(By.ID, "summary").text
@@ -883,3 +886,39 @@ def test_every_simulated_alert_is_worded_as_the_box_words_it() -> None:
         for field in ("expected", "observed", "summary"):
             assert "{" not in alert[field] and "[" not in alert[field], alert
         assert Alert.model_validate(alert).position in (None, *range(1, 9))
+
+
+def test_each_demo_incident_has_its_sentence_tiles_and_a_playable_clip(
+    store: Store, browser
+) -> None:  # type: ignore[no-untyped-def]
+    """The demo's irregular round followed into the store as the demo follows it (labels for
+    the models): every incident page says what happened, draws what it names, and plays the
+    seconds around it in Chromium (the video element reports a duration)."""
+    from room.demo import follow_fixture
+
+    store.add_user("rita", "reviewer-pw", "reviewer")
+    follow_fixture("nz-irregular", store, 100.0, "demo-1", lambda line: None)
+    alerts = store.alerts(table="demo-1")
+    assert {a.kind for a in alerts} == {"wrong-first-position", "house-way-violation"}
+    app = create_app(store, "test-secret-" + "x" * 20, secure_cookie=False)
+    with serving(app) as url:
+        log_in(browser, url, "rita", "reviewer-pw")
+        for alert in alerts:
+            browser.get(f"{url}/incidents/{alert.id}")
+            assert browser.find_element(By.ID, "summary").text == alert.summary
+            drawn = browser.find_elements(By.CSS_SELECTOR, "#observed svg.tile, #observed .box")
+            assert drawn, alert.kind  # the hands, or the box the first group went to
+            duration = WebDriverWait(browser, 10).until(
+                lambda b: b.execute_script(
+                    "const v = document.getElementById('clip');"
+                    "return v.readyState >= 1 && v.duration > 0 ? v.duration : null;"
+                )
+            )
+            clip = store.clip(str(alert.id))
+            assert clip is not None and clip.from_s <= alert.evidence_time_s <= clip.to_s
+            assert abs(duration - (clip.to_s - clip.from_s)) < 1.0
+            frame = browser.find_element(By.ID, "frame")
+            width = WebDriverWait(browser, 10).until(
+                lambda b: b.execute_script("return arguments[0].naturalWidth || null", frame)  # noqa: B023
+            )
+            assert width == 960  # the whole frame, not a crop

@@ -63,6 +63,8 @@ class Raised:
 
     record: Alert | RoundRecord
     evidence: NDArray[np.uint8] | None = None
+    zone: tuple[int, int, int, int] | None = None
+    """The part of the frame the alert concerns (x0, y0, x1, y1): boxed on its evidence clip."""
 
 
 @dataclass
@@ -216,7 +218,8 @@ class FollowerBase:
             raised_time_s=round(t, 3),
         )
         round_.alerts.append(alert)
-        out.append(Raised(alert, self._evidence(zone, whole_frame)))
+        box = tuple(int(v) for v in self.locate.image_box(zone))
+        out.append(Raised(alert, self._evidence(zone, whole_frame), box))  # type: ignore[arg-type]
 
     def _evidence(self, zone: str, whole_frame: bool) -> NDArray[np.uint8] | None:
         if self.image is None:
