@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
-from room.store import Store
+from room.store import ACTIONS, Store
 
 LOOK_TWICE = 0.85
 """Alerts less sure than this are counted apart for a second look: from pixels over 231
@@ -111,6 +111,36 @@ class Shift:
     severities: Counter[str]
     statuses: Counter[str]
     unsure: tuple[int, int]  # alerts under `LOOK_TWICE`, and how many of them are still new
+    incidents: list[Incident]
+    tables: list[TableLine]
+
+
+@dataclass(frozen=True)
+class Incident:
+    """One alert of the shift as the report lists it, with the decision taken on it."""
+
+    received_at: float
+    table_id: str
+    position: int | None
+    kind: str
+    severity: str
+    summary: str
+    status: str
+    decided: str
+    """Who decided, and their note: the newest decision in the audit log, or empty."""
+
+
+@dataclass(frozen=True)
+class TableLine:
+    """One table's shift: rounds, alerts, the bank's house way, the cuts dealt, the dice."""
+
+    table_id: str
+    rounds: int
+    alerts: int
+    house_way: tuple[int, int]
+    cuts: Counter[str]
+    dice_mean: float | None
+    """Mean total of three dice (fair: 10.5)."""
 
 
 def gather(store: Store, since: float, until: float, table: str | None) -> Shift:
@@ -132,6 +162,21 @@ def gather(store: Store, since: float, until: float, table: str | None) -> Shift
             outcomes[hand.position][hand.outcome] += 1
     totals = [sum(r.dice) for r in rounds if len(r.dice) == 3]
     unsure = [a for a in alerts if a.confidence < LOOK_TWICE]
+    incidents = []
+    for alert in sorted(alerts, key=lambda a: a.received_at):
+        decisions = [e for e in store.audit(alert.id, limit=1) if e.action in ACTIONS]
+        decided = f"{decisions[0].username}: {decisions[0].note}".strip(": ") if decisions else ""
+        incidents.append(Incident(alert.received_at, alert.table_id, alert.position, alert.kind,
+                                  alert.severity, alert.summary or alert.observed or "",
+                                  alert.status, decided))  # fmt: skip
+    lines = []
+    for table_id in sorted({r.table_id for r in rounds} | set(by_table)):
+        mine = [r for r in rounds if r.table_id == table_id]
+        sums = [sum(r.dice) for r in mine if len(r.dice) == 3]
+        made = compliance.get(table_id, [0, 0])
+        lines.append(TableLine(table_id, len(mine), sum(by_table.get(table_id, Counter()).values()),
+                               (made[0], made[1]), Counter(r.cut for r in mine if r.cut),
+                               sum(sums) / len(sums) if sums else None))  # fmt: skip
     return Shift(
         since,
         until,
@@ -146,6 +191,8 @@ def gather(store: Store, since: float, until: float, table: str | None) -> Shift
         Counter(a.severity for a in alerts),
         Counter(a.status for a in alerts),
         (len(unsure), sum(a.status == "new" for a in unsure)),
+        incidents,
+        lines,
     )
 
 
@@ -244,48 +291,104 @@ def _png(figure: Figure) -> str:
     return base64.b64encode(buffer.getvalue()).decode()
 
 
+INCIDENTS_ON_PAPER = 45
+"""Incidents the PDF's list page holds; the HTML lists them all."""
+
+
+def incidents_page(shift: Shift) -> Figure:
+    """The shift's incidents, oldest first, with the decision on each (the first
+    `INCIDENTS_ON_PAPER`)."""
+    figure = plt.figure(figsize=(8.27, 11.69))
+    figure.text(0.06, 0.965, f"Incidents ({len(shift.incidents)})", fontsize=13, weight="bold")
+    for i, x in enumerate(shift.incidents[:INCIDENTS_ON_PAPER]):
+        when = dt.datetime.fromtimestamp(x.received_at).strftime("%H:%M")
+        text = f"{when} {x.table_id} {x.kind} ({x.severity}, {x.status}): {x.summary}"
+        if x.decided:
+            text += f" - {x.decided}"
+        figure.text(0.06, 0.94 - i * 0.0195, text[:150], fontsize=6.5)
+    if len(shift.incidents) > INCIDENTS_ON_PAPER:
+        more = len(shift.incidents) - INCIDENTS_ON_PAPER
+        figure.text(0.06, 0.04, f"... and {more} more: report.html lists them all", fontsize=8)
+    return figure
+
+
+def report_body(shift: Shift, images: list[str]) -> str:
+    """The report as HTML inside a page's body: summary, per-table lines, incidents, charts
+    (base64 PNGs). Shared by report.html and the review UI's report page."""
+    e = html.escape
+    summary = "".join(f"<li>{e(line)}</li>" for line in _summary_lines(shift))
+    tables = "".join(
+        f"<tr><td>{e(t.table_id)}</td><td>{t.rounds}</td><td>{t.alerts}</td>"
+        f"<td>{t.house_way[0]} of {t.house_way[1]}</td>"
+        f"<td>{e(', '.join(f'{c} x{n}' for c, n in t.cuts.most_common()))}</td>"
+        f"<td>{'' if t.dice_mean is None else f'{t.dice_mean:.2f}'}</td></tr>"
+        for t in shift.tables
+    )
+    incidents = "".join(
+        f"<tr><td>{dt.datetime.fromtimestamp(x.received_at):%Y-%m-%d %H:%M:%S}</td>"
+        f"<td>{e(x.table_id)}</td><td>{x.position or ''}</td><td>{e(x.kind)}</td>"
+        f"<td>{e(x.severity)}</td><td>{e(x.summary)}</td><td>{e(x.status)}</td>"
+        f"<td>{e(x.decided)}</td></tr>"
+        for x in shift.incidents
+    )
+    dice = ""
+    if shift.dice is not None:
+        dice = "".join(
+            f"<tr><td>{b}</td><td>{o}</td><td>{v:.1f}</td></tr>" for b, o, v in shift.dice.bins
+        )
+    charts = "".join(
+        f'<img alt="report page {i + 1}" src="data:image/png;base64,{b}">'
+        for i, b in enumerate(images)
+    )
+    return f"""<h1 id="report-title">{e(_title(shift))}</h1><ul>{summary}</ul>
+<h2>Tables</h2>
+<table id="report-tables"><tr><th>table</th><th>rounds</th><th>alerts</th>
+<th>bank set the house way</th><th>cuts dealt</th><th>mean dice total (fair 10.5)</th></tr>
+{tables}</table>
+<h2>Incidents</h2>
+<table id="report-incidents"><tr><th>received</th><th>table</th><th>position</th><th>kind</th>
+<th>severity</th><th>what happened</th><th>status</th><th>decision</th></tr>{incidents}</table>
+<h2>Dice totals against three fair dice</h2>
+<table><tr><th>total</th><th>observed</th><th>expected</th></tr>{dice}</table>
+<h2>Charts</h2>{charts}"""
+
+
+def render(shift: Shift) -> tuple[list[Figure], list[str]]:
+    """The PDF's pages and the PNGs of its chart pages."""
+    pages = [first_page(shift), second_page(shift), incidents_page(shift)]
+    return pages, [_png(f) for f in pages[:2]]
+
+
+def shift_report_html(store: Store, since: float, until: float, table: str | None) -> str:
+    """The report's body for the review UI, made on demand (charts included)."""
+    shift = gather(store, since, until, table)
+    pages, images = render(shift)
+    for figure in pages:
+        plt.close(figure)
+    return report_body(shift, images)
+
+
 def write_report(
     store: Store, since: float, until: float, table: str | None, out: Path
 ) -> tuple[Path, Path, Path]:
     """report.html, report.pdf and first-page.png under `out`."""
     shift = gather(store, since, until, table)
     out.mkdir(parents=True, exist_ok=True)
-    pages = [first_page(shift), second_page(shift)]
+    pages, images = render(shift)
     pdf = out / "report.pdf"
     with PdfPages(pdf) as document:
         for figure in pages:
             document.savefig(figure)
     picture = out / "first-page.png"
     pages[0].savefig(picture, dpi=80)
-    images = [_png(f) for f in pages]
     for figure in pages:
         plt.close(figure)
-    rows = "".join(
-        f"<tr><td>{html.escape(t)}</td><td>{c[0]} of {c[1]}</td>"
-        f"<td>{100 * c[0] / max(c[1], 1):.1f}%</td></tr>"
-        for t, c in sorted(shift.compliance.items())
-    )
-    dice = ""
-    if shift.dice is not None:
-        dice = "".join(
-            f"<tr><td>{b}</td><td>{o}</td><td>{e:.1f}</td></tr>" for b, o, e in shift.dice.bins
-        )
-    summary = "".join(f"<li>{html.escape(line)}</li>" for line in _summary_lines(shift))
-    charts = "".join(
-        f'<img alt="report page {i + 1}" src="data:image/png;base64,{b}">'
-        for i, b in enumerate(images)
-    )
     page = f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>{html.escape(_title(shift))}</title>
-<style>body{{font:14px system-ui,sans-serif;margin:2rem;max-width:60rem}}
+<style>body{{font:14px system-ui,sans-serif;margin:2rem;max-width:70rem}}
 table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.2rem .6rem}}
 img{{max-width:100%}}</style></head><body>
-<h1>{html.escape(_title(shift))}</h1><ul>{summary}</ul>
-<h2>House-way compliance of the bank</h2>
-<table><tr><th>table</th><th>set the house way</th><th>rate</th></tr>{rows}</table>
-<h2>Dice totals against three fair dice</h2>
-<table><tr><th>total</th><th>observed</th><th>expected</th></tr>{dice}</table>
-<h2>Charts</h2>{charts}
+{report_body(shift, images)}
 </body></html>"""
     html_path = out / "report.html"
     html_path.write_text(page)

@@ -25,6 +25,7 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 from starlette.middleware.sessions import SessionMiddleware
 
+from room.report import shift_report_html
 from room.store import ACTIONS, STATUSES, AlertRow, Store, StoreError
 from room.tiles import facts_html
 from rules import CATALOGUE, Irregularity
@@ -330,6 +331,16 @@ def create_app(
         return Response(found.frame_jpeg, media_type="image/jpeg",
                         headers={"Cache-Control": "private"})  # fmt: skip
 
+    @app.get("/report", response_class=HTMLResponse)
+    def report(request: Request, day: str = "", shift: str = "", table: str = "") -> HTMLResponse:
+        """A shift report made on demand: today's whole day unless a day and shift are asked."""
+        user(request)
+        since, until = shift_window(day or dt.date.today().isoformat(), shift)
+        assert since is not None and until is not None
+        body = Markup(shift_report_html(store, since, until, table or None))
+        filters = {"day": day, "shift": shift, "table": table}
+        return page(request, "report.html", body=body, filters=filters, shifts=SHIFTS)
+
     @app.get("/audit", response_class=HTMLResponse)
     def audit(request: Request) -> HTMLResponse:
         who = user(request)
@@ -344,9 +355,11 @@ SHIFTS = {"day": (6, 14), "swing": (14, 22), "night": (22, 30)}
 
 
 def shift_window(day: str, shift: str) -> tuple[float | None, float | None]:
-    """A shift on a day (local time) as a time window; the night shift runs past midnight."""
-    if not day:
+    """A shift on a day (local time) as a time window; the night shift runs past midnight. A
+    shift without a day is today's."""
+    if not day and not shift:
         return None, None
+    day = day or dt.date.today().isoformat()
     try:
         start = dt.datetime.strptime(day, "%Y-%m-%d")
     except ValueError:

@@ -1,13 +1,13 @@
-"""Regenerate docs/review-board.png and docs/review-incident.png: the review UI as a reviewer sees
-it after `paigow demo`'s rounds.
+"""Regenerate docs/review-board.png, docs/review-incident.png and docs/review-report.png: the review
+UI as a reviewer sees it after `paigow demo`'s rounds.
 
     python3 scripts/review_pictures.py
 
 A scratch SQLite store gets a simulated earlier shift (`room.shift`) and the two fixture rounds
 followed as the demo follows them (`room.demo.follow_fixture`, the simulator's labels in place
 of the models); the review UI is served on loopback and photographed by headless Chromium
-(the same /usr/bin/chromium the browser tests use): the live board, and the house-way incident
-of the irregular round.
+(the same /usr/bin/chromium the browser tests use): the live board, the house-way incident of
+the irregular round, and the shift report page.
 """
 
 from __future__ import annotations
@@ -69,10 +69,14 @@ def main() -> int:
             browser.get(f"{url}/incidents/{house.id}")
             browser.find_element(By.ID, "summary")
             browser.save_screenshot(str(ROOT / "docs" / "review-incident.png"))
+            browser.get(f"{url}/report")
+            browser.find_element(By.ID, "report-title")
+            browser.save_screenshot(str(ROOT / "docs" / "review-report.png"))
         finally:
             browser.quit()
             server.should_exit = True
-    print(ROOT / "docs" / "review-board.png", ROOT / "docs" / "review-incident.png")
+    for name in ("board", "incident", "report"):
+        print(ROOT / "docs" / f"review-{name}.png")
     return 0
 
 

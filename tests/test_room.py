@@ -4,6 +4,7 @@ duplicates, gaps), the shift report, retention, and the review UI in a real head
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import os
 import re
@@ -14,6 +15,7 @@ import tempfile
 import threading
 import time
 import uuid
+from html import escape as html_escape
 from pathlib import Path
 
 import httpx
@@ -300,6 +302,19 @@ def test_the_shift_report_renders(any_store: Store, tmp_path: Path) -> None:
     assert unsure >= 1  # the simulated shift's spread and the one added above
     assert f"Alerts less than 85% sure (look twice): {unsure}, {unsure} not yet reviewed" in text
     assert pdf.read_bytes().startswith(b"%PDF") and picture.stat().st_size > 20_000
+    # every incident listed with what happened and its decision; each table's line
+    store.act("unsure", "dismiss", "rita", "a shadow, not a tile")
+    html, pdf, _ = write_report(store, start - 60, time.time() + 60, None, tmp_path / "r2")
+    text = html.read_text()
+    alerts = store.alerts(limit=10_000)
+    incidents = text.split('id="report-incidents"')[1].split("</table>")[0]
+    assert incidents.count("<tr><td>") == len(alerts)
+    assert all(html_escape(a.summary or a.observed or "") in incidents for a in alerts)
+    assert "rita: a shadow, not a tile" in incidents
+    tables = text.split('id="report-tables"')[1].split("</table>")[0]
+    assert tables.count("<tr><td>") == 4  # the three simulated tables and t9
+    assert "yat-dong-dong x" in tables or "x20" in tables  # the cuts dealt, counted
+    assert pdf.read_bytes().count(b"/Type /Page\n") + pdf.read_bytes().count(b"/Type /Page ") >= 3
 
 
 def test_review_serves_https_itself_with_a_secure_cookie(tmp_path: Path) -> None:
@@ -922,3 +937,20 @@ def test_each_demo_incident_has_its_sentence_tiles_and_a_playable_clip(
                 lambda b: b.execute_script("return arguments[0].naturalWidth || null", frame)  # noqa: B023
             )
             assert width == 960  # the whole frame, not a crop
+        browser.find_element(By.ID, "report-link").click()  # the shift report, from the UI
+        title = WebDriverWait(browser, 30).until(
+            expected_conditions.presence_of_element_located((By.ID, "report-title"))
+        )
+        assert title.text.startswith("Shift report")
+        listed = browser.find_element(By.ID, "report-incidents").text
+        assert all(str(a.summary) in listed for a in alerts)
+
+
+def test_a_shift_without_a_day_is_todays() -> None:
+    from room.web import shift_window
+
+    since, until = shift_window("", "night")
+    today = dt.datetime.combine(dt.date.today(), dt.time())
+    assert since == (today + dt.timedelta(hours=22)).timestamp()
+    assert until == (today + dt.timedelta(hours=30)).timestamp()
+    assert shift_window("", "") == (None, None)  # no filter at all
