@@ -231,7 +231,7 @@ def cmd_deal_order(args: argparse.Namespace) -> int:
     human = (
         f"dice {dice} = {dice.total}{adjust}, banker at {args.banker}: "
         f"first group to position {order.first} ({ruleset.id} {ruleset.deal_clause})\n"
-        f"cut {cut.id} ({options}; {source})\n"
+        f"cut {cut.id} ({options}; layout: {source})\n"
         f"  group:    {' '.join(str(g) for g in range(1, 9))}\n"
         f"  position: {' '.join(str(p) for p in order.positions)}\n"
         f"  groups by stack (top layer first, dealer's left to right):\n{rows}"
@@ -369,6 +369,10 @@ def cmd_synth_round(args: argparse.Namespace) -> int:
         f"first position {truth['first_position']}, {truth['frames']} frames -> "
         f"{Path(args.out) / 'round.mp4'}"
     )
+    injected = truth.get("irregularities") or []
+    human += "\ninjected: " + ("; ".join(
+        ", ".join(f"{k} {v}" if k != "kind" else str(v) for k, v in found.items())
+        for found in injected) or "nothing (a clean round)")  # fmt: skip
     return _emit(args, truth, human)
 
 
@@ -605,6 +609,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         f"{args.out}: {summary.rounds} round(s), {summary.alerts} alert(s) from "
         f"{summary.analysed} analysed frames of {summary.frames}"
     )
+    for line in (Path(args.out) / "alerts.jsonl").read_text().splitlines():
+        alert = json.loads(line)
+        human += (f"\n  {alert['evidence_time_s']:7.1f} s  {alert['kind']} ({alert['severity']}): "
+                  f"{alert.get('summary') or alert.get('observed')}")  # fmt: skip
     return _emit(args, data, human)
 
 

@@ -157,6 +157,7 @@ VIDEO = str(ROOT / "tests" / "fixtures" / "rounds" / "nz-irregular" / "round.mp4
         (["replay", "{d}/garbage.mp4", "--table", "{d}/table.yaml", "--out", "{d}/r"],
          "cannot open video"),
         (["replay", VIDEO, "--table", "{d}/broken.yaml", "--out", "{d}/r"], "line 1, column 8"),
+        (["replay", VIDEO, "--table", "/dev/null", "--out", "{d}/r"], "top level: Input should"),
         (["run", "--config", "{d}/broken.yaml"],
          "not valid YAML: while parsing a flow sequence at line 1, column 8; expected"),
         (["run", "--config", "{d}/outbox-under-a-file.yaml"], "cannot make the outbox's folder"),

@@ -89,3 +89,20 @@ def test_the_models_answer_the_same_through_the_pipe_as_one_stage_after_another(
         assert one.labels == other.labels
         assert np.array_equal(one.corners, other.corners)
         assert np.array_equal(one.confidence, other.confidence)
+
+
+def test_progress_off_a_terminal_is_a_line_every_few_seconds(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import vision.progress
+
+    bar = vision.progress.progress(200, "replay", "frame")  # stderr is captured: no terminal
+    assert isinstance(bar, vision.progress.Lines)
+    for _ in range(100):
+        bar.update()  # within the first few seconds: quiet
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(vision.progress, "LINE_EVERY_S", 0.0)
+    bar.update(50)
+    bar.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("replay: 150/200 frames (75%)") and len(lines) == 2

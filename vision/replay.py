@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import cv2
 import numpy as np
 from numpy.typing import NDArray
-from tqdm import tqdm
 
 from vision.detections import Detections
 from vision.follow import Raised, RoundFollower
 from vision.follow.records import Alert
 from vision.pipeline import ahead
+from vision.progress import progress as progress_bar
 from vision.reuse import Region, Reuse
 from vision.table import TableConfig
 
@@ -190,7 +190,7 @@ def replay(
         bar = None
         for (index, t, image, total), scanned in ahead(frames(video, fps), source_scan(source)):
             if bar is None:
-                bar = tqdm(total=total, desc="replay", unit="frame", disable=not progress)
+                bar = progress_bar(total, "replay", "frame", enabled=progress)
             if image.shape[1::-1] != tuple(table.image_size):
                 raise ReplayError(
                     f"{video} is {image.shape[1]}x{image.shape[0]} but {table.table_id}'s "

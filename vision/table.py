@@ -164,12 +164,12 @@ class TableConfig(BaseModel):
     def read(cls, path: Path) -> TableConfig:
         try:
             return cls.model_validate(read_yaml(path))
-        except ValueError as error:
-            raise CalibrationError(str(error)) from None
-        except ValidationError as error:
+        except ValidationError as error:  # before ValueError, which it is: one line, not many
             first = error.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "top level"
             raise CalibrationError(f"{path}: {where}: {first['msg']}") from None
+        except ValueError as error:
+            raise CalibrationError(str(error)) from None
 
 
 def _zone_around(x: float, y: float, half_w: float, half_h: float, angle: float = 0.0) -> Zone:

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from tqdm import tqdm
 
 from vision.labels import CLASS_ID, CLASSES
 from vision.layout import TableLayout
+from vision.progress import each
 from vision.synth.appearance import (
     HOUSE,
     LIGHT_FELTS,
@@ -174,7 +174,7 @@ def write_dataset(
             for index in range(n)]  # fmt: skip
     with (out / "annotations.jsonl").open("w") as annotations, _pool(workers) as pool:
         written = pool.imap(_write_image, jobs, chunksize=4) if pool else map(_write_image, jobs)
-        for entry in tqdm(written, total=n, desc="rendering", unit="img", disable=not progress):
+        for entry in each(written, n, "rendering", "img", enabled=progress):
             split = entry["split"]
             images[split] += 1
             resolutions[f"{entry['width']}x{entry['height']}"] += 1

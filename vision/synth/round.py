@@ -18,7 +18,6 @@ from pathlib import Path
 import cv2
 import numpy as np
 from numpy.typing import NDArray
-from tqdm import tqdm
 
 from rules import (
     CUTS,
@@ -35,6 +34,7 @@ from rules import (
 )
 from rules.rulesets import Ruleset
 from vision.layout import TableLayout
+from vision.progress import each
 from vision.synth.camera import Camera
 from vision.synth.render import Look, Renderer
 from vision.synth.sampler import SKIN, TileSize
@@ -770,7 +770,7 @@ def simulate_round(
     )
     frames = []
     count = int(studio.scene.time.end * fps)
-    for index in tqdm(range(count), desc="round", unit="frame", disable=not progress):
+    for index in each(range(count), count, "round", "frame", enabled=progress):
         t = index / fps
         image, objects, phase = studio.frame(t)
         writer.write(image)
