@@ -403,9 +403,7 @@ class EdgeApp:
                 log.exception("could not make an alert's clip")
                 continue
             body = evidence_body(evidence, self.table.table_id)
-            still = base64.b64encode(evidence.frame_jpeg).decode() if evidence.frame_jpeg else None
-            clip = base64.b64encode(evidence.clip_webm).decode() if evidence.clip_webm else None
-            self._store("evidence", body, self.topics["evidence"], still, clip)
+            self._store("evidence", body, self.topics["evidence"], *evidence.encoded())
 
     def _store(
         self,

@@ -12,6 +12,7 @@ plays it; H.264 needs an encoder the box does not ship.
 
 from __future__ import annotations
 
+import base64
 import tempfile
 from collections import deque
 from dataclasses import dataclass, field
@@ -129,6 +130,13 @@ class Evidence:
     to_s: float
     frame_jpeg: bytes
     clip_webm: bytes
+
+    def encoded(self) -> tuple[str | None, str | None]:
+        """The still and the clip as the envelope carries them (base64), None where empty."""
+        return tuple(  # type: ignore[return-value]
+            base64.b64encode(data).decode() if data else None
+            for data in (self.frame_jpeg, self.clip_webm)
+        )
 
 
 @dataclass(frozen=True)

@@ -93,11 +93,11 @@ def follow_fixture(
         nonlocal seq
         for evidence in made:  # as the box's outbox would publish it
             seq += 1
+            still, clip = evidence.encoded()
             store.ingest(Envelope(
                 message_id=f"{evidence.alert_id}:evidence", seq=seq, table_id=table_id,
                 kind="evidence", produced_at=time.time(), body=evidence_body(evidence, table_id),
-                evidence_jpeg=base64.b64encode(evidence.frame_jpeg).decode(),
-                clip_webm=base64.b64encode(evidence.clip_webm).decode(),
+                evidence_jpeg=still, clip_webm=clip,
             ).model_dump(mode="json"))  # fmt: skip
 
     for index, t, image, _ in frames(folder / "round.mp4", 10):

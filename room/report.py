@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
-from room.store import ACTIONS, Store
+from room.store import Store
 
 LOOK_TWICE = 0.85
 """Alerts less sure than this are counted apart for a second look: from pixels over 231
@@ -163,9 +163,10 @@ def gather(store: Store, since: float, until: float, table: str | None) -> Shift
     totals = [sum(r.dice) for r in rounds if len(r.dice) == 3]
     unsure = [a for a in alerts if a.confidence < LOOK_TWICE]
     incidents = []
+    decisions = store.decisions([a.id for a in alerts])
     for alert in sorted(alerts, key=lambda a: a.received_at):
-        decisions = [e for e in store.audit(alert.id, limit=1) if e.action in ACTIONS]
-        decided = f"{decisions[0].username}: {decisions[0].note}".strip(": ") if decisions else ""
+        last = decisions.get(alert.id)
+        decided = f"{last.username}: {last.note}".strip(": ") if last else ""
         incidents.append(Incident(alert.received_at, alert.table_id, alert.position, alert.kind,
                                   alert.severity, alert.summary or alert.observed or "",
                                   alert.status, decided))  # fmt: skip

@@ -50,6 +50,9 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sess
 ROLES = ("viewer", "reviewer", "admin")
 STATUSES = ("new", "acknowledged", "escalated", "dismissed")
 ACTIONS = {"acknowledge": "acknowledged", "escalate": "escalated", "dismiss": "dismissed"}
+DECISIONS_AT_ONCE = 5000
+"""Alert ids a decisions query names at once: well inside SQLite's bound on a statement's
+parameters."""
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 
@@ -635,6 +638,22 @@ class Store:
             query = query.where(AuditRow.alert_id == alert_id)
         with self.session() as s:
             return list(s.scalars(query.order_by(AuditRow.id.desc()).limit(limit)))
+
+    def decisions(self, alert_ids: Sequence[str]) -> dict[str, AuditRow]:
+        """Each alert's latest decision (acknowledge, escalate, dismiss), for those that have
+        one: one query for a shift's alerts, not one per alert."""
+        latest: dict[str, AuditRow] = {}
+        with self.session() as s:
+            for start in range(0, len(alert_ids), DECISIONS_AT_ONCE):
+                query = (
+                    select(AuditRow)
+                    .where(AuditRow.alert_id.in_(alert_ids[start : start + DECISIONS_AT_ONCE]))
+                    .where(AuditRow.action.in_(list(ACTIONS)))
+                    .order_by(AuditRow.id)
+                )
+                for row in s.scalars(query):
+                    latest[str(row.alert_id)] = row
+        return latest
 
     def count_rounds(self) -> int:
         return self.count(RoundRow)

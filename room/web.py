@@ -305,31 +305,28 @@ def create_app(
             raise HTTPException(400, str(error)) from None
         return RedirectResponse(f"/incidents/{alert_id}", status_code=303)
 
+    def private(data: bytes | None, media_type: str, what: str) -> Response:
+        """A piece of evidence for a logged-in user only, never kept by a shared cache."""
+        if not data:
+            raise HTTPException(404, f"no {what} (never sent, or past retention)")
+        return Response(data, media_type=media_type, headers={"Cache-Control": "private"})
+
     @app.get("/evidence/{alert_id}.jpg")
     def evidence(request: Request, alert_id: str) -> Response:
         user(request)
-        jpeg = store.evidence(alert_id)
-        if jpeg is None:
-            raise HTTPException(404, "no evidence image (never sent, or past retention)")
-        return Response(jpeg, media_type="image/jpeg", headers={"Cache-Control": "private"})
+        return private(store.evidence(alert_id), "image/jpeg", "evidence image")
 
     @app.get("/clips/{alert_id}.webm")
     def clip(request: Request, alert_id: str) -> Response:
         user(request)
         found = store.clip(alert_id)
-        if found is None or not found.clip_webm:
-            raise HTTPException(404, "no clip (never sent, or past retention)")
-        return Response(found.clip_webm, media_type="video/webm",
-                        headers={"Cache-Control": "private"})  # fmt: skip
+        return private(found.clip_webm if found else None, "video/webm", "clip")
 
     @app.get("/clips/{alert_id}.jpg")
     def frame(request: Request, alert_id: str) -> Response:
         user(request)
         found = store.clip(alert_id)
-        if found is None or not found.frame_jpeg:
-            raise HTTPException(404, "no whole frame (never sent, or past retention)")
-        return Response(found.frame_jpeg, media_type="image/jpeg",
-                        headers={"Cache-Control": "private"})  # fmt: skip
+        return private(found.frame_jpeg if found else None, "image/jpeg", "whole frame")
 
     @app.get("/report", response_class=HTMLResponse)
     def report(request: Request, day: str = "", shift: str = "", table: str = "") -> HTMLResponse:
