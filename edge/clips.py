@@ -13,8 +13,11 @@ plays it; H.264 needs an encoder the box does not ship.
 from __future__ import annotations
 
 import base64
+import os
 import tempfile
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,12 +109,38 @@ def annotate(kept: Kept, zone: tuple[int, int, int, int] | None, scale: float) -
     return image
 
 
+FFMPEG_TAG_NOTE = b"OpenCV: FFMPEG: tag "
+"""The start of the line OpenCV's FFmpeg writer prints straight to stderr for every WebM it opens
+(WebM names codecs without four-letter tags, so any fourcc is 'not supported' before it falls
+back to the right codec); no log level silences it."""
+
+
+@contextmanager
+def _without_tag_note() -> Iterator[None]:
+    """Stderr held aside while a writer opens, then given back without OpenCV's tag note: a
+    line another thread logs meanwhile is kept, only later."""
+    with tempfile.TemporaryFile() as held:
+        saved = os.dup(2)
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            for line in held:
+                if not line.startswith(FFMPEG_TAG_NOTE):
+                    os.write(2, line)
+
+
 def encode_webm(frames: list[NDArray[np.uint8]], fps: float) -> bytes:
     """The frames as a WebM (VP8) video."""
     height, width = frames[0].shape[:2]
     with tempfile.TemporaryDirectory(prefix="clip-") as scratch:
         path = Path(scratch) / "clip.webm"
-        writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"VP80"), fps, (width, height))
+        with _without_tag_note():
+            vp8 = cv2.VideoWriter.fourcc(*"VP80")
+            writer = cv2.VideoWriter(str(path), vp8, fps, (width, height))
         if not writer.isOpened():
             return b""
         for frame in frames:

@@ -92,3 +92,16 @@ def test_ingest_takes_an_evidence_message_only_from_its_own_table(
             check_envelope(f"paigow/s1/{table}/evidence", payload, now=1.0)
     else:
         assert check_envelope("paigow/s1/t1/evidence", payload, now=1.0)["kind"] == "evidence"
+
+
+def test_opencvs_tag_note_is_dropped_and_other_stderr_kept(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    import os
+
+    from edge.clips import _without_tag_note
+
+    with _without_tag_note():
+        os.write(2, b"OpenCV: FFMPEG: tag 0x30385056/'VP80' is not supported\n")
+        os.write(2, b"a log line from another thread\n")
+    assert capfd.readouterr().err == "a log line from another thread\n"
