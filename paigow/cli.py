@@ -45,7 +45,25 @@ class UsageError(Exception):
     """Bad command-line input, reported in one line."""
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless the text already says it or there is
+    none worth saying (a flag, an empty list, no default)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        quiet = default in (None, argparse.SUPPRESS) or default is False or default == []
+        quiet = quiet or not action.option_strings
+        if quiet or "(default" in text or "default:" in text or action.help == argparse.SUPPRESS:
+            return action.help
+        return f"{text} (default: %(default)s)".lstrip()
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
 
@@ -547,13 +565,19 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         if not ok:
             raise UsageError(f"cannot read an image or a video from {args.image!r}")
     points = _points(args.points) if args.points else None
+    options = _cut_options(args.cut, args.cut_option)
     config = calibrate(
         image, table_id=args.table_id, rules=args.rules, banker=args.banker, points=points
     )
+    config = type(config).model_validate(  # the cut checked as table.yaml's would be
+        {**config.model_dump(), "cut": args.cut, "cut_options": options}
+    )
     config.write(Path(args.out))
-    data = {"out": args.out, "reprojection_error_px": config.reprojection_error_px}
+    data = {"out": args.out, "reprojection_error_px": config.reprojection_error_px,
+            "cut": config.cut, "cut_options": config.cut_options}  # fmt: skip
     human = (
-        f"{args.out}: table {config.table_id}, {config.rules}, banker at {config.banker}; "
+        f"{args.out}: table {config.table_id}, {config.rules}, banker at {config.banker}, "
+        f"cut {config.cut}{''.join(f' {k}={v}' for k, v in options.items())}; "
         f"reference points fit to {config.reprojection_error_px:.2f} px"
     )
     return _emit(args, data, human)
@@ -569,20 +593,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise UsageError(f"--out {args.out} is a file: give a folder")
     table = TableConfig.read(Path(args.table))
-    options = {}
-    for item in args.cut_option:
-        key, _, value = item.partition("=")
-        if not value:
-            raise UsageError(f"write cut options as key=value (side=right), got {item!r}")
-        options[key] = value
-    if options and not args.cut:
-        raise UsageError("--cut-option needs --cut: options belong to a cut")
-    if args.cut:
-        cut, implied = find_cut(args.cut)  # an unknown cut or option: DealError, one line
-        unknown = set(options) - {"side", "layer", "end"}
-        if unknown:
-            raise UsageError(f"cut options are side, layer and end, got {sorted(unknown)}")
-        cut.options(**{**implied, **options})
+    options = _cut_options(args.cut, args.cut_option)
     source: Source
     if args.labels:
         source = LabelSource(Path(args.labels))
@@ -679,6 +690,28 @@ def _store(url: str | None, *, existing: bool = False) -> Any:
         except Exception:  # not even a URL: nothing in it to hide
             shown = url
         raise UsageError(f"cannot open the incident store {shown}: {first}") from None
+
+
+CUT_OPTIONS_HELP = "a cut's option, repeatable: side=left|right, layer=top|bottom, end=head|tail"
+
+
+def _cut_options(cut_id: str | None, items: list[str]) -> dict[str, str]:
+    """`--cut-option KEY=VALUE` items, checked against the cut they belong to."""
+    options = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        if not value:
+            raise UsageError(f"write cut options as key=value (side=right), got {item!r}")
+        options[key] = value
+    if options and not cut_id:
+        raise UsageError("--cut-option needs --cut: options belong to a cut")
+    if cut_id:
+        cut, implied = find_cut(cut_id)  # an unknown cut or option: DealError, one line
+        unknown = set(options) - {"side", "layer", "end"}
+        if unknown:
+            raise UsageError(f"cut options are side, layer and end, got {sorted(unknown)}")
+        cut.options(**{**implied, **options})
+    return options
 
 
 def _when(text: str) -> float:
@@ -847,17 +880,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("deal-order", cmd_deal_order, "Which position gets each group and stack.")
     rules_option(sub)
-    sub.add_argument("--dice", required=True, nargs="+", type=int, metavar="DIE")
+    sub.add_argument("--dice", required=True, nargs="+", type=int, metavar="DIE", help="e.g. 2 4 1")
     sub.add_argument("--banker", required=True, type=_position, help="the banker's position, 1..8")
     sub.add_argument("--adjust", type=int, choices=(4, -4), help="NZ 9.6: +4 or -4")
-    sub.add_argument("--cut", default="yat-dong-dong", help="cut id (default yat-dong-dong)")
+    sub.add_argument("--cut", default="yat-dong-dong", help="cut id (`paigow cuts` lists them)")
     sub.add_argument("--side", choices=("left", "right"), help="default: as the rule book draws")
-    sub.add_argument("--layer", choices=("top", "bottom"))
-    sub.add_argument("--end", choices=("head", "tail"))
+    sub.add_argument("--layer", choices=("top", "bottom"), help="default: as the rule book draws")
+    sub.add_argument("--end", choices=("head", "tail"), help="default: as the rule book draws")
     sub.add_argument("--grid", metavar="'G G ... / G ...'", help="the table's own order: 32 groups")
 
     sub = command("check-set", cmd_check_set, "Check tiles seen against the 32-tile set.")
-    sub.add_argument("tiles", nargs="+", metavar="TILE")
+    sub.add_argument("tiles", nargs="+", metavar="TILE", help="tiles in pips, e.g. 6-6 4-5")
     sub.add_argument("--whole-set", action="store_true", help="all 32 should be present")
 
     synth = commands.add_parser("synth", help="The synthetic table: data sets, rounds, gallery.")
@@ -869,14 +902,18 @@ def build_parser() -> argparse.ArgumentParser:
     def synth_command(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
         sub = synth_commands.add_parser(name, help=help_text, description=help_text)
         sub.add_argument("--json", action="store_true", help="print JSON instead of text")
-        sub.add_argument("--seed", type=int, default=0)
+        sub.add_argument("--seed", type=int, default=0, help="the same seed draws the same")
         sub.add_argument("--out", required=True, help="output folder (file for gallery)")
         sub.set_defaults(handler=handler)
         return sub
 
     sub = synth_command("dataset", cmd_synth_dataset, "Render a labelled data set for YOLO.")
     sub.add_argument("--n", type=_count, required=True, help="number of images")
-    sub.add_argument("--resolution", help="fix every image's size, e.g. 1920x1080")
+    sub.add_argument(
+        "--resolution",
+        metavar="WxH",
+        help="fix every image's size, e.g. 1920x1080 (default: mixed)",
+    )
     sub.add_argument("--close-ups", type=_share, default=0.35, help="share of zone close-ups")
     sub.add_argument(
         "--cocked-dice", type=_share, default=0.05, help="share of dice leaning on an edge"
@@ -903,15 +940,25 @@ def build_parser() -> argparse.ArgumentParser:
         "8.6-8.7, MBS 3.9, RWS the table's list)",
     )
     sub.add_argument("--fps", type=_rate, default=10.0, help="frames a second (default 10)")
-    sub.add_argument("--resolution", default="1280x720")
+    sub.add_argument("--resolution", metavar="WxH", default="1280x720", help="video size")
     synth_command("gallery", cmd_synth_gallery, "Render the gallery contact sheet.")
 
     sub = command("calibrate", cmd_calibrate, "Write table.yaml from an overhead frame.")
     sub.add_argument("image", metavar="IMAGE")
-    sub.add_argument("--out", default="table.yaml")
-    sub.add_argument("--table-id", required=True, type=_table_id)
+    sub.add_argument("--out", default="table.yaml", help="where the calibration goes")
+    sub.add_argument(
+        "--table-id",
+        required=True,
+        type=_table_id,
+        help="as alerts name it: 1-64 of A-Z a-z 0-9 _.:-",
+    )
     rules_option(sub)
     sub.add_argument("--banker", type=_position, default=1, help="default banker's position (1..8)")
+    sub.add_argument(
+        "--cut", default="yat-dong-dong", help="the table's usual cut (`paigow cuts` lists them)"
+    )
+    sub.add_argument("--cut-option", action="append", default=[], metavar="KEY=VALUE",
+                     help=CUT_OPTIONS_HELP)  # fmt: skip
     sub.add_argument(
         "--points",
         metavar="'x,y x,y x,y x,y'",
@@ -927,9 +974,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("video", metavar="VIDEO")
     sub.add_argument("--table", required=True, help="the table's table.yaml (paigow calibrate)")
     sub.add_argument("--out", required=True, help="folder for alerts.jsonl, rounds.jsonl, evidence")
-    sub.add_argument("--fps", type=_rate, default=10.0, help="frames analysed per second")
-    sub.add_argument("--cut", help="the cut dealt (default: the table's)")
-    sub.add_argument("--cut-option", action="append", default=[], metavar="KEY=VALUE")
+    sub.add_argument("--fps", type=_rate, default=10.0, help="frames analysed a second")
+    sub.add_argument("--cut", help="the cut dealt (default: any the table may deal)")
+    sub.add_argument("--cut-option", action="append", default=[], metavar="KEY=VALUE",
+                     help=CUT_OPTIONS_HELP)  # fmt: skip
     sub.add_argument(
         "--labels",
         metavar="FRAMES.json.gz",
@@ -947,8 +995,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("demo", cmd_demo, "The whole product on this machine, nothing configured.")
     sub.add_argument("--dir", default="paigow-demo", help="where the demo keeps its files")
-    sub.add_argument("--port", type=_port, default=8000)
-    sub.add_argument("--broker", metavar="HOST:PORT", help="go through MQTT and ingest")
+    sub.add_argument("--port", type=_port, default=8000, help="the review UI's port on 127.0.0.1")
+    sub.add_argument(
+        "--broker",
+        metavar="HOST:PORT",
+        help="go through MQTT and ingest (default: straight to the store)",
+    )
     sub.add_argument("--speed", type=_rate, default=1.0, help="replay speed (1 = real time)")
     sub.add_argument("--no-serve", action="store_true", help="stop after the replay")
 
@@ -958,8 +1010,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = command("review", cmd_review, "Serve the surveillance room's review UI.")
     sub.add_argument("--store", help=store_help)
-    sub.add_argument("--host", default="127.0.0.1")
-    sub.add_argument("--port", type=_port, default=8000)
+    sub.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    sub.add_argument("--port", type=_port, default=8000, help="port to listen on")
     sub.add_argument(
         "--plain-http",
         action="store_true",
@@ -970,20 +1022,27 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--tls-key", metavar="PEM", help="and this private key")
 
     sub = command("ingest", cmd_ingest, "Store every table's alerts and rounds from MQTT.")
-    sub.add_argument("--broker", required=True, metavar="HOST:PORT")
+    sub.add_argument("--broker", required=True, metavar="HOST:PORT", help="e.g. localhost:1883")
     sub.add_argument("--store", help=store_help)
     sub.add_argument("--group", default="ingest", help="shared subscription group")
-    sub.add_argument("--client-id", default="paigow-ingest")
-    sub.add_argument("--username")
-    sub.add_argument("--password-file")
-    sub.add_argument("--ca-file")
+    sub.add_argument(
+        "--client-id",
+        default="paigow-ingest",
+        help="MQTT client id: one per worker, kept across restarts",
+    )
+    sub.add_argument("--username", help="broker user (default: none)")
+    sub.add_argument("--password-file", metavar="FILE", help="the broker user's password")
+    sub.add_argument(
+        "--ca-file", metavar="PEM", help="verify the broker's TLS certificate (TLS on)"
+    )
 
     sub = command("report", cmd_report, "Write a shift report (HTML and PDF).")
-    sub.add_argument("--from", dest="since", required=True, metavar="WHEN")
-    sub.add_argument("--to", dest="until", required=True, metavar="WHEN")
-    sub.add_argument("--table")
+    when = "local time, as 2026-11-22 or 2026-11-22T06:00"
+    sub.add_argument("--from", dest="since", required=True, metavar="WHEN", help=f"start, {when}")
+    sub.add_argument("--to", dest="until", required=True, metavar="WHEN", help=f"end, {when}")
+    sub.add_argument("--table", help="one table's id (default: every table)")
     sub.add_argument("--store", help=store_help)
-    sub.add_argument("--out", default="report")
+    sub.add_argument("--out", default="report", help="folder for report.html and report.pdf")
 
     sub = command("retention", cmd_retention, "Delete evidence images older than N days.")
     sub.add_argument("--days", type=_rate, required=True, help="keep evidence this many days")
@@ -1005,7 +1064,7 @@ def build_parser() -> argparse.ArgumentParser:
         "and the reader also go on from an exported one (models/detector.onnx, "
         "models/reader.onnx)",
     )
-    sub.add_argument("--reader-epochs", type=_count, default=12)
+    sub.add_argument("--reader-epochs", type=_count, default=12, help="reader epochs")
     sub.add_argument(
         "--rounds",
         type=int,
@@ -1028,7 +1087,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("--data", required=True, nargs="+", help="training data sets to calibrate on")
     sub.add_argument("--frames", type=_count, default=40, help="calibration frames")
-    sub.add_argument("--out", default="models/detector.onnx")
+    sub.add_argument("--out", default="models/detector.onnx", help="the 8-bit model")
 
     command("rulesets", cmd_rulesets, "List the rule books.")
     sub = command("cuts", cmd_cuts, "List the cuts (those a rule book names, with --rules).")

@@ -1,9 +1,11 @@
 """`paigow demo`: the whole product on one machine with nothing configured.
 
-A simulated earlier shift fills the incident store; the review UI starts; then the bundled
-fixture rounds are followed as a table box would (calibrated from their first frame, round
-follower, alerts with evidence) and their alerts arrive on the live board. With `--broker` the
-rounds go through the real path instead: each box's outbox and MQTT, then `paigow ingest`.
+A simulated earlier shift fills the incident store; the review UI starts; then five tables play
+a round each at once, followed as a table box would (calibrated from their first frame, round
+follower, alerts with evidence clips), and their alerts arrive on the live board. Two rounds are
+the bundled test fixtures; three more are rendered into the demo's folder on its first run, so
+that every kind of alert is raised by some table and has its clip. With `--broker` the rounds go
+through the real path instead: each box's outbox and MQTT, then `paigow ingest`.
 
 The shipped detector is still below its accuracy targets (docs/detector.md), so the demo reads
 the fixture rounds' simulator labels in place of the models; everything after detection is
@@ -15,9 +17,11 @@ from __future__ import annotations
 import base64
 import json
 import secrets
+import shutil
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +48,48 @@ FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "rounds"
 USERS = {"viewer": "demo-viewer", "reviewer": "demo-reviewer", "admin": "demo-admin"}
 
 
+@dataclass(frozen=True)
+class RenderedRound:
+    """A round the demo renders once (a few seconds each) rather than ship as a fixture."""
+
+    name: str
+    seed: int
+    rules: str
+    irregularities: tuple[str, ...]
+
+
+RENDERED = (
+    RenderedRound("act-irregular", 101, "act-2005",
+                  ("wrong-dice-count", "exposed-tile-stacking", "foreign-tile", "wrong-hand-size")),
+    RenderedRound("rws-irregular", 102, "rws-2018",
+                  ("dice-not-flat", "exposed-tile-dealing", "missing-tile")),
+    RenderedRound("mbs-irregular", 103, "mbs-2020", ("wrong-cut-order", "hands-swapped")),
+)  # fmt: skip
+"""With the fixtures' wrong-first-position and house-way-violation, every kind in the catalogue;
+kinds that would blur each other (a tile moved between boxes and hands exchanged) in different
+rounds."""
+RENDERED_SIZE = (960, 540)
+"""Half the fixtures' pixels: a round renders in about 4 s on a 2-core box."""
+
+
+def demo_rounds(folder: Path, say: Callable[[str], None]) -> list[Path]:
+    """The rounds the demo's tables play, in table order (demo-1, demo-2, ...)."""
+    from vision.synth.round import simulate_round  # the demo, like its shift, is simulated
+
+    rounds = [FIXTURES / "nz-irregular", FIXTURES / "mbs-clean"]
+    for spec in RENDERED:
+        out = folder / "rounds" / spec.name
+        if not out.is_dir():
+            say(f"  rendering {spec.name} (first run only)")
+            part = out.with_name(spec.name + ".part")  # a render cut short is started again
+            shutil.rmtree(part, ignore_errors=True)
+            simulate_round(part, spec.seed, spec.rules, list(spec.irregularities),
+                           resolution=RENDERED_SIZE, progress=False)  # fmt: skip
+            part.rename(out)
+        rounds.append(out)
+    return rounds
+
+
 def prepare(folder: Path) -> Store:
     folder.mkdir(parents=True, exist_ok=True)
     store = Store.open(f"sqlite:///{folder / 'room.sqlite'}")
@@ -60,11 +106,17 @@ HEALTH_EVERY_S = 5.0
 is 10 s by default; the demo is short)."""
 
 
-def follow_fixture(
-    name: str, store: Store, speed: float, table_id: str, say: Callable[[str], None]
+def follow_round(
+    folder: Path,
+    store: Store,
+    speed: float,
+    table_id: str,
+    say: Callable[[str], None],
+    lock: threading.Lock | None = None,
 ) -> int:
-    """Follow one fixture round into the store, paced at `speed` x real time."""
-    folder = FIXTURES / name
+    """Follow one simulated round into the store, paced at `speed` x real time. Tables
+    followed side by side share `lock` for their writes."""
+    lock = lock or threading.Lock()
     truth = json.loads((folder / "truth.json").read_text())
     first = next(frames(folder / "round.mp4", 10))[2]
     table = calibrate(first, table_id=table_id, rules=truth["rules"], banker=truth["banker"])
@@ -72,10 +124,11 @@ def follow_fixture(
         table, run=f"demo{int(time.time())}", cut=truth["cut"], cut_options=truth["cut_options"]
     )
     source = LabelSource(folder / "frames.json.gz")
-    seq = store.last_seq(table_id)
+    with lock:
+        seq = store.last_seq(table_id)
+        store.note_status(DEMO_SITE, table_id, "online")
     raised_count = 0
     started = time.monotonic()
-    store.note_status(DEMO_SITE, table_id, "online")
     reported, analysed, last_t = -HEALTH_EVERY_S, 0, 0.0
     clips = ClipMaker(ClipSettings(), fps=10.0, image_width=first.shape[1])
 
@@ -84,7 +137,8 @@ def follow_fixture(
         for item in raised:
             seq += 1
             raised_count += 1
-            store.ingest(envelope(item.record, seq, table_id, item.evidence))
+            with lock:
+                store.ingest(envelope(item.record, seq, table_id, item.evidence))
             if isinstance(item.record, Alert):
                 clips.want(item.record, item.zone)
                 say(f"  {table_id}: {item.record.kind}: {item.record.summary}")
@@ -94,11 +148,13 @@ def follow_fixture(
         for evidence in made:  # as the box's outbox would publish it
             seq += 1
             still, clip = evidence.encoded()
-            store.ingest(Envelope(
+            message = Envelope(
                 message_id=f"{evidence.alert_id}:evidence", seq=seq, table_id=table_id,
                 kind="evidence", produced_at=time.time(), body=evidence_body(evidence, table_id),
                 evidence_jpeg=still, clip_webm=clip,
-            ).model_dump(mode="json"))  # fmt: skip
+            ).model_dump(mode="json")  # fmt: skip
+            with lock:
+                store.ingest(message)
 
     for index, t, image, _ in frames(folder / "round.mp4", 10):
         time.sleep(max(0.0, started + t / speed - time.monotonic()))
@@ -113,7 +169,8 @@ def follow_fixture(
             fps = round(analysed / max(now - started, 1e-3), 1)
             report = Health(table_id=table_id, at=time.time(), camera="ok", broker_connected=True,
                             outbox_depth=0, free_mb=0.0, analysis_fps=fps)  # fmt: skip
-            store.note_health(DEMO_SITE, report.model_dump())
+            with lock:
+                store.note_health(DEMO_SITE, report.model_dump())
     keep(follower.finish(last_t))  # the round record, clean rounds' too
     send([clips.make(job) for job in clips.flush()])
     return raised_count
@@ -158,9 +215,9 @@ def through_broker(
     worker.start()
     ingest.ready.wait(10)
     boxes = []
-    for k, name in enumerate(("nz-irregular", "mbs-clean")):
-        truth = json.loads((FIXTURES / name / "truth.json").read_text())
-        first = next(frames(FIXTURES / name / "round.mp4", 10))[2]
+    for k, round_folder in enumerate(demo_rounds(folder, say)):
+        truth = json.loads((round_folder / "truth.json").read_text())
+        first = next(frames(round_folder / "round.mp4", 10))[2]
         table_id = f"demo-{k + 1}"
         box = folder / table_id
         box.mkdir(exist_ok=True)
@@ -170,9 +227,9 @@ def through_broker(
         config = EdgeConfig.model_validate(
             {
                 "table": box / "table.yaml",
-                "camera": {"source": str(FIXTURES / name / "round.mp4"), "speed": speed},
+                "camera": {"source": str(round_folder / "round.mp4"), "speed": speed},
                 "analysis": {
-                    "labels": FIXTURES / name / "frames.json.gz",
+                    "labels": round_folder / "frames.json.gz",
                     "cut": truth["cut"],
                     "cut_options": truth["cut_options"],
                 },
@@ -185,7 +242,7 @@ def through_broker(
         thread = threading.Thread(target=app.run, kwargs={"handle_signals": False}, daemon=True)
         thread.start()
         boxes.append(thread)
-        say(f"  box {table_id} replaying {name} through mqtt://{host}:{port}")
+        say(f"  box {table_id} replaying {round_folder.name} through mqtt://{host}:{port}")
     for thread in boxes:
         thread.join()
     time.sleep(2.0)
@@ -215,10 +272,21 @@ def run_demo(
             time.sleep(0.05)
         say(f"Review UI: http://127.0.0.1:{port}/")
         say("Log in as " + ", ".join(f"{u} / {p}" for u, p in USERS.items()))
-    say("Following the bundled fixture rounds (simulator labels stand in for the detector):")
+    say("Five tables play a round each (simulator labels stand in for the detector):")
     if broker is None:
-        for k, name in enumerate(("nz-irregular", "mbs-clean")):
-            follow_fixture(name, store, speed, f"demo-{k + 1}", say)
+        lock = threading.Lock()
+        tables = [
+            threading.Thread(
+                target=follow_round,
+                args=(round_folder, store, speed, f"demo-{k + 1}", say, lock),
+                daemon=True,
+            )
+            for k, round_folder in enumerate(demo_rounds(folder, say))
+        ]
+        for table in tables:
+            table.start()
+        for table in tables:
+            table.join()
     else:
         through_broker(folder, store, *broker, speed, say)
     now = time.time()

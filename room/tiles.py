@@ -11,9 +11,14 @@ from vision.labels import END_PIPS
 
 FACT = re.compile(
     r"(?P<tile>\b[1-6]-[1-6]\b)|(?P<box>\b(?:position|box) (?P<number>[1-8])\b)"
-    r"|(?P<dice>\bdice (?P<values>[1-6](?: [1-6]){1,3})\b)",
+    r"|(?P<dice>\bdice (?P<values>[1-6](?: [1-6]){1,3})\b)"
+    r"|(?P<backs>\b(?P<tiles>[1-8]) tiles?\b)|(?P<unread>\b(?P<many>[1-5]) dice\b)"
+    r"|(?P<tilted>\bdie (?P<die>[1-3]) not flat\b)",
     re.IGNORECASE,
 )
+"""What is drawn: a tile named by its pips, a box or position, dice with their values; a
+count of tiles (a hand's size) as that many backs, a count of dice as blank dice, a die not
+lying flat as a leaning die."""
 DIE_PIPS = {
     1: ((0.5, 0.5),),
     2: ((0.25, 0.25), (0.75, 0.75)),
@@ -69,6 +74,28 @@ def die_svg(value: int) -> str:
     )
 
 
+def back_svg() -> str:
+    """A face-down tile, 18 x 36: a hand's size is counted in these."""
+    return (
+        '<svg class="back" width="18" height="36" viewBox="0 0 18 36" role="img" '
+        'aria-label="a tile face down"><rect x="1" y="1" width="16" height="34" rx="3" '
+        'fill="#6d4c2f" stroke="#3e2a19"/></svg>'
+    )
+
+
+def blank_die_svg(tilt: float = 0.0) -> str:
+    """A die whose face is not read (counted, or leaning `tilt` degrees), 24 x 24."""
+    return (
+        f'<svg class="die" width="24" height="24" viewBox="0 0 24 24" role="img" '
+        f'aria-label="a die"><rect x="3" y="3" width="18" height="18" rx="4" fill="#fafafa" '
+        f'stroke="#555" transform="rotate({tilt:g} 12 12)"/></svg>'
+    )
+
+
+LEANING_DEG = 30
+"""How far the drawn die leans: plainly not flat at 24 px."""
+
+
 def facts_html(text: str | None) -> str:
     """An alert's Expected or Observed line as a reviewer reads it: its words, with each tile
     drawn, each box as a numbered badge and the dice drawn; everything else escaped."""
@@ -81,6 +108,15 @@ def facts_html(text: str | None) -> str:
             parts.append(tile_svg(match["tile"]))
         elif match["box"]:
             parts.append(f'<span class="box">box {match["number"]}</span>')
+        elif match["backs"]:
+            backs = back_svg() * int(match["tiles"])
+            parts.append(f'<span class="backs">{escape(match["backs"])} {backs}</span>')
+        elif match["unread"]:
+            dice = blank_die_svg() * int(match["many"])
+            parts.append(f'<span class="dice">{escape(match["unread"])} {dice}</span>')
+        elif match["tilted"]:
+            leaning = blank_die_svg(LEANING_DEG)
+            parts.append(f'<span class="dice">{escape(match["tilted"])} {leaning}</span>')
         else:
             dice = "".join(die_svg(int(v)) for v in match["values"].split())
             parts.append(f'<span class="dice">dice {dice}</span>')

@@ -29,6 +29,7 @@ from room.report import shift_report_html
 from room.store import ACTIONS, STATUSES, AlertRow, Store, StoreError
 from room.tiles import facts_html
 from rules import CATALOGUE, Irregularity
+from rules.clauses import clause_texts
 
 TEMPLATES = Path(__file__).parent / "templates"
 CAN_ACT = ("reviewer", "admin")
@@ -278,6 +279,7 @@ def create_app(
             "incident.html",
             alert=alert,
             described=_described(alert),
+            clauses=clause_texts(alert.rules, alert.clause),
             round=found,
             phases=phases,
             audit=store.audit(alert_id),

@@ -4,7 +4,7 @@ UI as a reviewer sees it after `paigow demo`'s rounds.
     python3 scripts/review_pictures.py
 
 A scratch SQLite store gets a simulated earlier shift (`room.shift`) and the two fixture rounds
-followed as the demo follows them (`room.demo.follow_fixture`, the simulator's labels in place
+followed as the demo follows them (`room.demo.follow_round`, the simulator's labels in place
 of the models); the review UI is served on loopback and photographed by headless Chromium
 (the same /usr/bin/chromium the browser tests use): the live board, the house-way incident of
 the irregular round, and the shift report page.
@@ -27,7 +27,7 @@ from selenium.webdriver.common.by import By
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from room.demo import follow_fixture  # noqa: E402
+from room.demo import demo_rounds, follow_round  # noqa: E402
 from room.shift import simulate_shift  # noqa: E402
 from room.store import Store  # noqa: E402
 from room.web import create_app  # noqa: E402
@@ -39,8 +39,8 @@ def main() -> int:
         store = Store.open(f"sqlite:///{Path(scratch) / 'room.sqlite'}")
         store.add_user("rita", "reviewer-pw", "reviewer")
         simulate_shift(store, tables=8, rounds=10, start=time.time() - 8 * 3600)
-        for k, name in enumerate(("nz-irregular", "mbs-clean")):
-            follow_fixture(name, store, 50.0, f"demo-{k + 1}", lambda line: None)
+        for k, folder in enumerate(demo_rounds(Path(scratch), print)):
+            follow_round(folder, store, 50.0, f"demo-{k + 1}", lambda line: None)
         app = create_app(store, "pictures-" + "x" * 24, secure_cookie=False)
         port = free_port()
         server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
@@ -64,9 +64,9 @@ def main() -> int:
             browser.find_element(By.ID, "board")
             time.sleep(1.5)  # the tables' conditions and the live stream settle
             browser.save_screenshot(str(ROOT / "docs" / "review-board.png"))
-            house = next(a for a in store.alerts(table="demo-1")
-                         if a.kind == "house-way-violation")  # fmt: skip
-            browser.get(f"{url}/incidents/{house.id}")
+            first = next(a for a in store.alerts(table="demo-1")
+                         if a.kind == "wrong-first-position")  # fmt: skip
+            browser.get(f"{url}/incidents/{first.id}")
             browser.find_element(By.ID, "summary")
             browser.save_screenshot(str(ROOT / "docs" / "review-incident.png"))
             browser.get(f"{url}/report")

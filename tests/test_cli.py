@@ -220,3 +220,20 @@ def test_the_store_comes_from_a_secret_file_and_its_password_is_never_shown(
 def test_listing_commands(command: str) -> None:
     run = paigow(command, "--json")
     assert run.returncode == 0 and json.loads(run.stdout)
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (["demo"], ["--port PORT", "(default: 8000)", "(default: 1.0)"]),
+        (["report"], ["2026-11-22T06:00", "(default: every table)", "(default: report)"]),
+        (["replay"], ["(default: 10.0)", "side=left|right", "layer=top|bottom", "end=head|tail"]),
+        (["calibrate"], ["--cut CUT", "(default: yat-dong-dong)", "side=left|right"]),
+        (["synth", "round"], ["--resolution WxH", "(default: 1280x720)", "(default: 0)"]),
+    ],
+)
+def test_help_says_defaults_and_formats(command: list[str], said: list[str]) -> None:
+    run = paigow(*command, "--help")
+    text = " ".join(run.stdout.split())  # argparse wraps lines where it likes
+    assert run.returncode == 0
+    assert all(" ".join(s.split()) in text for s in said), text

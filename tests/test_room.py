@@ -40,6 +40,7 @@ from room.store import (
     table_condition,
 )
 from room.web import create_app
+from rules import CATALOGUE
 from tests.broker import Broker, free_port, publisher
 from tests.postgres import Postgres
 from vision.follow.records import Alert
@@ -852,8 +853,13 @@ def test_demo_runs_end_to_end_without_serving(tmp_path: Path) -> None:
     assert all(a.summary and a.summary.startswith(("Box ", "The first group")) for a in demo_alerts)
     for alert in demo_alerts:  # each round's record stored, the clean one's too
         assert store.round(alert.round_id) is not None
-    assert {"demo-1", "demo-2"} <= {c.table_id for c in store.table_conditions()}
-    assert len(store.rounds(table="demo-2")) == 1
+    tables = [f"demo-{k}" for k in range(1, 6)]
+    assert set(tables) <= {c.table_id for c in store.table_conditions()}
+    assert all(len(store.rounds(table=table)) == 1 for table in tables)
+    raised = {a.kind for table in tables for a in store.alerts(table=table)}
+    assert raised == {kind.value for kind in CATALOGUE}  # every kind, each with its clip
+    assert all(store.clip(str(a.id)) for table in tables for a in store.alerts(table=table))
+    assert not store.alerts(table="demo-2")  # the clean round stays clean
     assert (tmp_path / "demo" / "report" / "report.pdf").exists()
 
 
@@ -870,23 +876,31 @@ def test_a_conflicting_message_does_not_stop_its_batch(store: Store) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "tiles", "boxes", "dice"),
+    ("text", "tiles", "boxes", "dice", "backs"),
     [
-        ("1-3 1-4 / 5-5 2-3", 4, 0, 0),  # a setting: both hands drawn
-        ("position 8 first (dice 3 5 6)", 0, 1, 3),
-        ("box 3: 3 tiles, box 7: 5 tiles", 0, 2, 0),
-        ("3 x 6-6", 1, 0, 0),
-        ("position 9 first", 0, 0, 0),  # no such box: left as words
-        ("7-1 <script>", 0, 0, 0),  # not a tile; escaped
+        ("1-3 1-4 / 5-5 2-3", 4, 0, 0, 0),  # a setting: both hands drawn
+        ("position 8 first (dice 3 5 6)", 0, 1, 3, 0),
+        ("box 3: 3 tiles, box 7: 5 tiles", 0, 2, 0, 8),  # each hand's size as its backs
+        ("3 x 6-6", 1, 0, 0, 0),
+        ("3 tiles", 0, 0, 0, 3),
+        ("2 dice", 0, 0, 2, 0),
+        ("die 1 not flat", 0, 0, 1, 0),
+        ("a face-up tile (4-4) on the table", 1, 0, 0, 0),
+        ("32 tiles", 0, 0, 0, 0),  # a whole set is a number, not 32 drawings
+        ("position 9 first", 0, 0, 0, 0),  # no such box: left as words
+        ("7-1 <script>", 0, 0, 0, 0),  # not a tile; escaped
     ],
 )
-def test_expected_and_observed_are_drawn(text: str, tiles: int, boxes: int, dice: int) -> None:
+def test_expected_and_observed_are_drawn(
+    text: str, tiles: int, boxes: int, dice: int, backs: int
+) -> None:
     from room.tiles import facts_html
 
     html = facts_html(text)
     assert html.count('class="tile"') == tiles
     assert html.count('class="box"') == boxes
     assert html.count('class="die"') == dice
+    assert html.count('class="back"') == backs
     assert "<script>" not in html
 
 
@@ -903,26 +917,42 @@ def test_every_simulated_alert_is_worded_as_the_box_words_it() -> None:
         assert Alert.model_validate(alert).position in (None, *range(1, 9))
 
 
+@pytest.fixture(scope="module")
+def demo_round_folders(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    from room.demo import demo_rounds
+
+    return demo_rounds(tmp_path_factory.mktemp("demo"), lambda line: None)
+
+
 def test_each_demo_incident_has_its_sentence_tiles_and_a_playable_clip(
-    store: Store, browser
+    store: Store, browser, demo_round_folders: list[Path]
 ) -> None:  # type: ignore[no-untyped-def]
-    """The demo's irregular round followed into the store as the demo follows it (labels for
-    the models): every incident page says what happened, draws what it names, and plays the
-    seconds around it in Chromium (the video element reports a duration)."""
-    from room.demo import follow_fixture
+    """The demo's five tables followed into the store as the demo follows them (labels for
+    the models): an incident of every kind in the catalogue says what happened, draws what it
+    names, quotes its clauses and plays the seconds around it in Chromium (the video element
+    reports a duration)."""
+    from room.demo import follow_round
+    from rules.clauses import split_refs
 
     store.add_user("rita", "reviewer-pw", "reviewer")
-    follow_fixture("nz-irregular", store, 100.0, "demo-1", lambda line: None)
-    alerts = store.alerts(table="demo-1")
-    assert {a.kind for a in alerts} == {"wrong-first-position", "house-way-violation"}
+    for k, folder in enumerate(demo_round_folders):
+        follow_round(folder, store, 100.0, f"demo-{k + 1}", lambda line: None)
+    first_of_kind = {a.kind: a for a in reversed(store.alerts())}
+    assert set(first_of_kind) == {kind.value for kind in CATALOGUE}
     app = create_app(store, "test-secret-" + "x" * 20, secure_cookie=False)
     with serving(app) as url:
         log_in(browser, url, "rita", "reviewer-pw")
-        for alert in alerts:
+        for alert in first_of_kind.values():
             browser.get(f"{url}/incidents/{alert.id}")
             assert browser.find_element(By.ID, "summary").text == alert.summary
-            drawn = browser.find_elements(By.CSS_SELECTOR, "#observed svg.tile, #observed .box")
-            assert drawn, alert.kind  # the hands, or the box the first group went to
+            drawn = browser.find_elements(
+                By.CSS_SELECTOR, "#expected svg, #expected .box, #observed svg, #observed .box"
+            )
+            assert drawn, alert.kind  # the tiles, dice or boxes it names
+            quoted = browser.find_elements(By.CSS_SELECTOR, "#clauses dd")
+            assert len(quoted) >= len(split_refs(alert.clause)) > 0 or not split_refs(
+                alert.clause
+            ), alert.kind
             duration = WebDriverWait(browser, 10).until(
                 lambda b: b.execute_script(
                     "const v = document.getElementById('clip');"
@@ -943,7 +973,7 @@ def test_each_demo_incident_has_its_sentence_tiles_and_a_playable_clip(
         )
         assert title.text.startswith("Shift report")
         listed = browser.find_element(By.ID, "report-incidents").text
-        assert all(str(a.summary) in listed for a in alerts)
+        assert all(str(a.summary) in listed for a in first_of_kind.values())
 
 
 def test_a_shift_without_a_day_is_todays() -> None:

@@ -93,7 +93,27 @@ def test_calibrate_cli(tmp_path: Path) -> None:
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["reprojection_error_px"] < 2
-    assert TableConfig.read(tmp_path / "table.yaml").table_id == "pgt-01"
+    written = TableConfig.read(tmp_path / "table.yaml")
+    assert (written.table_id, written.cut, written.cut_options) == ("pgt-01", "yat-dong-dong", {})
+    run = subprocess.run(
+        [sys.executable, "-m", "paigow.cli", "calibrate", str(tmp_path / "f.png"), "--out",
+         str(tmp_path / "cut.yaml"), "--table-id", "pgt-01", "--rules", "mbs-2020",
+         "--cut", "dai-pin", "--cut-option", "side=right"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    written = TableConfig.read(tmp_path / "cut.yaml")
+    assert (written.cut, written.cut_options) == ("dai-pin", {"side": "right"})
+    for wrong, said in ((["--cut", "no-such-cut"], "no-such-cut"),
+                        (["--cut", "dai-pin", "--cut-option", "side=up"], "up"),
+                        (["--cut-option", "layer=top"], "no layer option")):  # fmt: skip
+        run = subprocess.run(
+            [sys.executable, "-m", "paigow.cli", "calibrate", str(tmp_path / "f.png"), "--out",
+             str(tmp_path / "bad.yaml"), "--table-id", "pgt-01", "--rules", "mbs-2020", *wrong],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert run.returncode == 2 and said in run.stderr and "Traceback" not in run.stderr
+        assert not (tmp_path / "bad.yaml").exists()
     blank = tmp_path / "blank.png"
     cv2.imwrite(str(blank), np.zeros((100, 100, 3), np.uint8))
     run = subprocess.run([sys.executable, "-m", "paigow.cli", "calibrate", str(blank),

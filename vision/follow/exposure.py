@@ -205,19 +205,24 @@ class ExposurePhase(FollowerBase):
         )
         if held:
             zone = held[0].zone
-            where = {"": "the table", "dice": "the dice area", "bank": "the bank"}.get(
-                zone, f"box {zone[1:]}" if zone.startswith("p") else zone
-            )
+            where = {
+                "": "on the table",
+                "dice": "in the dice area",
+                "bank": "in the bank's area",
+                "stack": "in the stacking area",
+            }.get(zone, f"in box {zone[1:]}")
+            known = held[0].label not in (UNREAD, DOUBTED) and not held[0].guessed
+            tile = f"tile ({held[0].label})" if known else "tile"  # a read face is drawn
             self._alert(
                 out,
                 kind,
                 None,
                 "every tile face down",
-                f"a face-up tile in {where}",
+                f"a face-up {tile} {where}",
                 held[0].since,
                 t,
                 held[0].sure,
                 zone or "stack",
-                summary=f"A tile lay face up in {where} while the tiles were "
+                summary=f"A {tile} lay face up {where} while the tiles were "
                 f"{'stacked' if kind is K.EXPOSED_TILE_STACKING else 'dealt'}.",
             )
