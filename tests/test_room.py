@@ -942,6 +942,12 @@ def test_each_demo_incident_has_its_sentence_tiles_and_a_playable_clip(
     app = create_app(store, "test-secret-" + "x" * 20, secure_cookie=False)
     with serving(app) as url:
         log_in(browser, url, "rita", "reviewer-pw")
+        browser.get(url + "/")  # the live board: every demo table's status and health
+        shown = {
+            item.get_attribute("data-table"): item.text
+            for item in browser.find_elements(By.CSS_SELECTOR, "#tables li[data-table]")
+        }
+        assert all("camera ok" in shown.get(f"demo-{k}", "") for k in range(1, 6)), shown
         for alert in first_of_kind.values():
             browser.get(f"{url}/incidents/{alert.id}")
             assert browser.find_element(By.ID, "summary").text == alert.summary
