@@ -12,6 +12,7 @@ import base64
 import contextlib
 import json
 import logging
+import queue
 import signal
 import threading
 import time
@@ -25,13 +26,14 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+from pydantic import ValidationError
 
 from edge.clips import ClipMaker, ClipSettings, Evidence, evidence_body
 from edge.comms import Courier, MqttTransport, Transport, TransportError
 from edge.config import ConfigError, EdgeConfig
-from edge.messages import Alarm, CameraState, Health, MessageKind
+from edge.messages import Alarm, Announce, CameraState, Health, MessageKind
 from edge.outbox import Outbox, OutboxError
-from vision.follow import Raised, RoundFollower
+from vision.follow import Announcement, Raised, RoundFollower
 from vision.follow.records import Alert
 from vision.pipeline import ahead
 from vision.replay import LabelSource, ModelSource, Source
@@ -141,6 +143,10 @@ class Metrics:
         self.dropped = Counter(
             "paigow_messages_dropped", "Messages lost: outbox full and memory hold full", registry=r
         )
+        self.announcements = Counter(
+            "paigow_announcements", "The pit's announcements, taken or refused", ["outcome"],
+            registry=r,
+        )  # fmt: skip
 
 
 HELD_IN_MEMORY = 1000
@@ -183,7 +189,7 @@ class EdgeApp:
                 f"publish only under its own SITE/TABLE (docs/mqtt.md#security)"
             )
         prefix = f"{config.mqtt.prefix}/{own}"
-        kinds = ("alert", "round", "evidence", "status", "health")
+        kinds = ("alert", "round", "evidence", "status", "health", "announce")
         self.topics = {k: f"{prefix}/{k}" for k in kinds}
         self.outbox = Outbox(config.outbox.path, config.outbox.min_free_mb)
         self.evidence = config.outbox.path.parent / "evidence"
@@ -243,6 +249,7 @@ class EdgeApp:
             online_payload=lambda: json.dumps(
                 {"state": "online", "camera": self.camera.state}
             ).encode(),
+            command_topic=self.topics["announce"],
         )
 
     def _source(self) -> Source:
@@ -343,6 +350,7 @@ class EdgeApp:
                 )
             if self.unstored:
                 self._store_held()  # the disk may have room again
+            self._take_announcements()
             if frame is None:
                 continue
             last = frame.stream_s
@@ -367,6 +375,27 @@ class EdgeApp:
                                    for job in self.clips.flush()]  # fmt: skip
                 self._publish_evidence(wait=True)
             self._drain()
+
+    def _take_announcements(self) -> None:
+        """The pit's word on the command topic, for the follower's next round; one that is not
+        a valid announcement is logged and counted, never acted on."""
+        while True:
+            try:
+                payload = self.transport.commands.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                said = Announce.model_validate_json(payload)
+            except ValidationError as error:
+                self.metrics.announcements.labels("refused").inc()
+                reason = "; ".join(e["msg"] for e in error.errors())
+                log.warning("refused an announcement on %s: %s", self.topics["announce"], reason)
+                continue
+            self.metrics.announcements.labels("taken").inc()
+            log.info("announced by %s for the next round: %s", said.by,
+                     said.model_dump_json(exclude={"by"}, exclude_none=True))  # fmt: skip
+            self.follower.announce(Announcement(said.bank, said.banker, said.cut,
+                                                said.cut_options))  # fmt: skip
 
     def _drain(self, timeout: float = 10.0) -> None:
         """At the end of a file: give the courier a moment to deliver what is left."""

@@ -30,6 +30,9 @@ Ack = tuple[int, str | None]
 """A delivery token and, when the broker refused the message, why."""
 
 
+COMMANDS_HELD = 100
+"""Commands received and not yet taken: the pit announces once a round, so a hundred waiting
+means a flood, not a backlog."""
 STORE_RETRY_S = 1.0
 """Seconds the courier waits after the outbox failed to read: a full disk is not freed faster
 than that, and retrying sooner only fills the log."""
@@ -44,6 +47,8 @@ class Transport(Protocol):
     broker has the message (QoS 1), or None when not connected."""
 
     acks: queue.Queue[Ack]
+    commands: queue.Queue[bytes]
+    """Payloads received on the box's command topic (the pit's announcements), in order."""
     refusal: str | None
     """Why the broker refused the login, if it did: waiting will not fix that."""
 
@@ -66,6 +71,7 @@ class MemoryTransport:
     up: bool = True
     published: list[tuple[str, bytes, bool]] = field(default_factory=list)
     acks: queue.Queue[Ack] = field(default_factory=queue.Queue)
+    commands: queue.Queue[bytes] = field(default_factory=queue.Queue)
     unacked: list[int] = field(default_factory=list)
     refusal: str | None = None
 
@@ -110,9 +116,12 @@ class MqttTransport:
         keepalive: int = 15,
         in_flight: int = 50,
         online_payload: Callable[[], bytes] | None = None,
+        command_topic: str | None = None,
     ) -> None:
         self.host, self.port, self.keepalive = host, port, keepalive
         self.status_topic = status_topic
+        self.command_topic = command_topic
+        self.commands: queue.Queue[bytes] = queue.Queue(COMMANDS_HELD)
         self.online_payload = online_payload or (lambda: b'{"state":"online"}')
         self.acks: queue.Queue[Ack] = queue.Queue()
         self.refusal: str | None = None
@@ -136,6 +145,7 @@ class MqttTransport:
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_publish = self._on_publish
+        client.on_message = self._on_message
         self.client = client
 
     @property
@@ -178,9 +188,17 @@ class MqttTransport:
             log.error("broker refused the connection: %s", reason)
             return
         self.refusal = None
+        if self.command_topic is not None:  # again on every connection: sessions are clean
+            client.subscribe(self.command_topic, qos=1)
         client.publish(self.status_topic, self.online_payload(), qos=1, retain=True)
         self._up.set()
         log.info("connected to the broker at %s:%s", self.host, self.port)
+
+    def _on_message(self, client: mqtt.Client, userdata: object, message: mqtt.MQTTMessage) -> None:
+        try:
+            self.commands.put_nowait(bytes(message.payload))
+        except queue.Full:  # the analysis loop takes them every frame: this is a flood
+            log.warning("dropped a command on %s: %d waiting", message.topic, COMMANDS_HELD)
 
     def _on_disconnect(
         self,

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from rules import DealError, find_cut
 
 Alarm = Literal[
     "disk-low",
@@ -34,6 +36,37 @@ class EvidenceClip(BaseModel):
     evidence_time_s: float = Field(title="Evidence time", description="The still's time (s).")
     from_s: float = Field(title="Clip from", description="Video time of its first frame (s).")
     to_s: float = Field(title="Clip to", description="Video time of its last frame (s).")
+
+
+class Announce(BaseModel):
+    """The pit's word for a table's next round, published by the `pit` login on
+    `paigow/SITE/TABLE/announce`: who banks, the box the chung marks, the cut with its options.
+    What it leaves out stays as `table.yaml` has it; it holds for one round and overrides what
+    the box would infer (`RoundFollower.announce`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    by: str = Field(min_length=1, max_length=64, title="By", description="Who announced it.")
+    bank: Literal["house", "player", "co-bank"] | None = Field(None, title="Who banks")
+    banker: int | None = Field(None, ge=1, le=8, title="The chung's box")
+    cut: str | None = Field(None, title="Cut", description="Cut id, e.g. `cup-say`.")
+    cut_options: dict[str, str] = Field(
+        default_factory=dict, title="Cut options", description='e.g. `{"side": "right"}`.'
+    )
+
+    @model_validator(mode="after")
+    def _a_cut_the_box_can_check(self) -> Announce:
+        if self.cut is None:
+            if self.cut_options:
+                raise ValueError("cut options without a cut")
+            return self
+        try:
+            cut, implied = find_cut(self.cut)
+            cut.options(**{**implied, **self.cut_options})
+        except (DealError, TypeError) as error:
+            raise ValueError(str(error)) from None
+        if cut.drawn is None:
+            raise ValueError(f"cut {self.cut!r} has no delivery order a box can check")
+        return self
 
 
 class Envelope(BaseModel):

@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from edge.config import EdgeConfig
-from edge.messages import Envelope, EvidenceClip, Health, Status
+from edge.messages import Announce, Envelope, EvidenceClip, Health, Status
 from vision.follow.records import Alert, RoundRecord
 from vision.table import TableConfig
 
@@ -25,6 +25,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "evidence": EvidenceClip,
     "status": Status,
     "health": Health,
+    "announce": Announce,
 }
 
 

@@ -11,7 +11,14 @@ Exceptions, all `ValueError`s raised only for malformed input (verdicts are retu
     DealError             dice, positions, cuts or cut options that cannot be
 """
 
-from rules.context import Bank, CutChoice, CutRegime, cut_regime, stack_signature
+from rules.context import (
+    Bank,
+    CutChoice,
+    CutRegime,
+    cut_regime,
+    house_sets_bank,
+    stack_signature,
+)
 from rules.deal import (
     CUTS,
     Cut,
@@ -73,6 +80,7 @@ __all__ = [
     "find_cut",
     "find_ruleset",
     "first_position",
+    "house_sets_bank",
     "parse_tiles",
     "ruleset_ids",
     "stack_signature",

@@ -17,7 +17,7 @@ from enum import Enum
 from rules.deal import CUTS, CutOptions, DealError, Grid
 from rules.rulesets import Ruleset
 
-__all__ = ["Bank", "CutChoice", "CutRegime", "cut_regime", "stack_signature"]
+__all__ = ["Bank", "CutChoice", "CutRegime", "cut_regime", "house_sets_bank", "stack_signature"]
 
 
 class Bank(Enum):
@@ -60,6 +60,15 @@ class CutChoice:
     def as_dict(self) -> dict[str, str]:
         """The options as `table.yaml` and the round record write them: `{"side": "right"}`."""
         return {k: v.value for k, v in vars(self.options).items() if v is not None}
+
+
+def house_sets_bank(bank: Bank | None) -> bool:
+    """Whether the bank's hand must be set the house way. The house's own hand and a co-bank's
+    are set by the dealer the house way (NZ 11.1(e), 11.3(e); ACT 9.4-9.5; RWS 3.13; MBS 3.15); a
+    player/banker who banks alone sets as they like (NZ 11.2; MBS 3.27; RWS 1 'House Way': on
+    request only). Not known (no chung seen, nothing announced): the house, a table's usual
+    bank."""
+    return bank is not Bank.PLAYER
 
 
 def cut_regime(ruleset: Ruleset, bank: Bank | None, table_cuts: Sequence[str] = ()) -> CutRegime:

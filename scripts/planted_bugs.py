@@ -165,6 +165,20 @@ BUGS = (
         ("tests/test_ingest_session.py", "-k", "stays_down"),
     ),
     Bug(
+        "player-bank-held-to-the-house-way",
+        "rules/context.py",
+        "return bank is not Bank.PLAYER",
+        "return True",
+        ("tests/test_context.py",),
+    ),
+    Bug(
+        "announced-banker-ignored",
+        "vision/follow/follower.py",
+        "banker = said.banker or table.banker",
+        "banker = table.banker",
+        ("tests/test_context.py",),
+    ),
+    Bug(
         "one-cut-taken-for-granted",
         "vision/follow/delivery.py",
         "            if round_.live:\n                return\n",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -72,8 +73,19 @@ def test_a_broker_with_the_shipped_config_accepts_the_room_and_a_table(secrets: 
         username="s1/t1",
         password=table_password,
         ca_file=str(secrets / "certs" / "ca.crt"),
+        command_topic="paigow/s1/t1/announce",
+    )
+    pit = MqttTransport(
+        host="localhost",
+        port=broker.port,
+        client_id="pit-console",
+        status_topic="paigow/pit/status",
+        username="pit",
+        password=(secrets / "mqtt_pit_password").read_text().strip(),
+        ca_file=str(secrets / "certs" / "ca.crt"),
     )
     box.start()
+    pit.start()
     try:
         assert box.wait_connected(10)
         mine = box.publish("paigow/s1/t1/alert", b'{"mine": true}')
@@ -85,7 +97,20 @@ def test_a_broker_with_the_shipped_config_accepts_the_room_and_a_table(secrets: 
         # ingest workers announce themselves to each other (room/ingest.py: stand-ins)
         room.client.publish("paigow/room/ingest/workers/ingest-1", b"online", qos=1)
         assert room.wait_for(1, timeout=5, topic_end="/ingest-1") == [{"raw": "online"}]
+        # the pit announces a table's next round; only that table's box hears it, and a box
+        # cannot announce for itself or any other table
+        assert pit.wait_connected(10)
+        said = pit.publish("paigow/s1/t1/announce", b'{"by": "pit-1", "bank": "player"}')
+        other = pit.publish("paigow/s1/t2/announce", b'{"by": "pit-1", "bank": "house"}')
+        acks = dict(pit.acks.get(timeout=10) for _ in range(3))  # with its own status's
+        assert acks[said] is None and acks[other] is None
+        assert box.commands.get(timeout=10) == b'{"by": "pit-1", "bank": "player"}'
+        forged = box.publish("paigow/s1/t1/announce", b'{"by": "me", "bank": "player"}')
+        assert dict([box.acks.get(timeout=10)])[forged] is not None
+        time.sleep(0.5)
+        assert box.commands.empty()  # neither the other table's word nor its own forgery
     finally:
+        pit.stop()
         box.stop()
         room.close()
         broker.stop()

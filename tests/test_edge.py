@@ -649,3 +649,36 @@ def test_analysis_that_cannot_keep_its_rate_is_an_alarm(
     from edge.app import analysis_slow
 
     assert analysis_slow(analysed, now, 10.0, since) is slow
+
+
+def test_the_box_takes_the_pits_word_for_the_next_round(tmp_path: Path) -> None:
+    """Announcements on the command topic reach the follower (NZ round: a player/banker's own
+    hand is not held to the house way); malformed ones are counted and change nothing."""
+    from edge.app import EdgeApp
+
+    config = EdgeConfig.load(edge_config(tmp_path, free_port()))
+    config = config.model_copy(update={
+        "analysis": config.analysis.model_copy(update={"cut": None, "cut_options": {}}),
+        "camera": config.camera.model_copy(update={"speed": 20.0}),
+    })  # fmt: skip
+    transport = MemoryTransport()
+    app = EdgeApp(config, transport=transport)
+    for payload in (
+        b'{"by": "pit-1", "bank": "player", "cut": "yat-dong-dong", '
+        b'"cut_options": {"side": "left"}}',
+        b'{"by": "pit-1", "cut": "no-such-cut"}',
+        b'{"by": "pit-1", "cut_options": {"side": "left"}}',
+        b"not json",
+    ):
+        transport.commands.put(payload)
+    app.run(handle_signals=False)
+    sent = [(topic, json.loads(payload)) for topic, payload, _ in transport.published]
+    record = next(m["body"] for topic, m in sent if topic.endswith("/round"))
+    assert (record["bank"], record["cut"], record["cut_known"]) == (
+        "player", "yat-dong-dong", "announced"
+    )  # fmt: skip
+    kinds = {m["body"]["kind"] for topic, m in sent if topic.endswith("/alert")}
+    assert kinds == {"wrong-first-position"}  # the bank's hand was the player/banker's to set
+    metrics = generate_latest(app.metrics.registry).decode()
+    assert 'paigow_announcements_total{outcome="taken"} 1.0' in metrics
+    assert 'paigow_announcements_total{outcome="refused"} 3.0' in metrics

@@ -55,9 +55,12 @@ chmod 644 ./*.crt ./server.key ./web.key  # read by the broker's and the room's 
 cd "$out"
 openssl rand -hex 24 > postgres_password
 openssl rand -hex 24 > mqtt_room_password
+openssl rand -hex 24 > mqtt_pit_password
 openssl rand -hex 32 > web_secret
 printf 'postgresql+psycopg://paigow:%s@postgres/paigow\n' "$(cat postgres_password)" > store_url
 : > passwd
 passwd_add room "$(cat mqtt_room_password)"
+passwd_add pit "$(cat mqtt_pit_password)"
 chmod 644 passwd postgres_password store_url mqtt_room_password web_secret
+chmod 600 mqtt_pit_password  # for the pit's console, not for any service here
 echo "secrets written to $out (CA: certs/ca.crt, give it to every table box)"

@@ -15,6 +15,6 @@ by zone; `follower` puts the phases together. Every game judgement is asked of
 """
 
 from vision.follow.base import Phase, Raised
-from vision.follow.follower import RoundFollower
+from vision.follow.follower import Announcement, RoundFollower
 
-__all__ = ["Phase", "Raised", "RoundFollower"]
+__all__ = ["Announcement", "Phase", "Raised", "RoundFollower"]

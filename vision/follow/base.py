@@ -172,6 +172,8 @@ class FollowerBase:
     run: str
     locate: Locate
     judge: Judge
+    bank: str | None
+    """Who banks this round, as announced or configured (None: not known)."""
     round: Round | None
     image: NDArray[np.uint8] | None
     stacks_before: deque[list[NDArray[np.float64]]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,6 +33,17 @@ from vision.follow.view import View
 from vision.table import Locate, TableConfig
 
 
+@dataclass(frozen=True)
+class Announcement:
+    """A round's context as the pit announces it (`edge.messages.Announce`): who banks, the
+    banker's box, the cut and its options. What it leaves unset stays as `table.yaml` has it."""
+
+    bank: str | None = None
+    banker: int | None = None
+    cut: str | None = None
+    cut_options: Mapping[str, str] = field(default_factory=dict)
+
+
 class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
     """Follows rounds at one table; one instance per camera."""
 
@@ -45,17 +57,12 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         self.table = table
         self.run = run
         self.locate = Locate(table)
-        if cut is not None:  # announced: the one cut the delivery is checked against
-            choices: tuple[CutChoice, ...] = (
-                CutChoice(cut, CUTS[cut].options(**(cut_options or {}))),
-            )
-            self.cut_known = "announced"
-        else:
-            default = CutChoice(table.cut, CUTS[table.cut].options(**table.cut_options))
-            permitted = permitted_choices(table.rules, table.bank, [table.cut, *table.cuts])
-            choices = (default, *(c for c in permitted if c != default))
-            self.cut_known = "configured" if len(choices) == 1 else "inferred"
-        self.judge = Judge(table.rules, table.banker, choices)
+        self.standing = Announcement(cut=cut, cut_options=dict(cut_options or {}))
+        """What holds for every round (`paigow replay --cut`); the pit's word holds for one."""
+        self.announced: Announcement | None = None
+        self.bank: str | None = None
+        self.banker_known = "configured"
+        self._take(self.standing)
         self.round: Round | None = None
         self.rounds = 0
         self.image: NDArray[np.uint8] | None = None
@@ -70,6 +77,39 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         self.to_close = Streak(5)
         self.arrivals = {zone: Streak(2) for zone in PLAYER_ZONES}
         self.carried: list[Track] = []
+
+    def announce(self, announcement: Announcement) -> None:
+        """The pit's word for the next round: it holds from the round's start (or at once, if
+        the round in progress has not begun its delivery) to its end, and overrides what the
+        box would infer; a delivery that contradicts an announced cut is `wrong-cut-order`."""
+        self.announced = announcement
+        round_ = self.round
+        if round_ is not None and round_.phase in (Phase.SHUFFLE, Phase.DICE) and not round_.served:
+            self._take(announcement)
+            round_.live = list(range(len(self.judge.views)))
+            round_.required_first = (
+                self.judge.first_position(round_.dice) if round_.dice else round_.required_first
+            )
+
+    def _take(self, said: Announcement) -> None:
+        """The round's context: the bank, the banker's box and the cuts the delivery is checked
+        against, from what was announced and otherwise from `table.yaml`."""
+        table = self.table
+        self.in_force = said
+        self.bank = said.bank or table.bank
+        banker = said.banker or table.banker
+        self.banker_known = "announced" if said.banker else "configured"
+        if said.cut is not None:  # announced: the one cut the delivery is checked against
+            choices: tuple[CutChoice, ...] = (
+                CutChoice(said.cut, CUTS[said.cut].options(**said.cut_options)),
+            )
+            self.cut_known = "announced"
+        else:
+            default = CutChoice(table.cut, CUTS[table.cut].options(**table.cut_options))
+            permitted = permitted_choices(table.rules, self.bank, [table.cut, *table.cuts])
+            choices = (default, *(c for c in permitted if c != default))
+            self.cut_known = "configured" if len(choices) == 1 else "inferred"
+        self.judge = Judge(table.rules, banker, choices)
 
     def follow(
         self, t: float, detections: Detections, image: NDArray[np.uint8] | None = None
@@ -163,6 +203,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
             round_.served = {int(z[1:]): t for z in PLAYER_ZONES if view.backs.get(z, 0)}
 
     def _open(self, t: float, *, complete: bool, phase: Phase) -> None:
+        self._take(self.announced or self.standing)
         self.rounds += 1
         self.round = Round(self.rounds, t, complete, phase, {phase.value: t})
         self.round.live = list(range(len(self.judge.views)))
@@ -233,10 +274,11 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
                 record["high"], record["low"] = list(hand.groups[0]), list(hand.groups[1])
             hands[str(position)] = HandRecord.model_validate(record)
         outcomes = {}
-        bank = settings.get(self.table.banker)
+        banker = self.judge.banker
+        bank = settings.get(banker)
         if bank is not None:
             for position, setting in settings.items():
-                if position != self.table.banker:
+                if position != banker:
                     try:
                         outcomes[str(position)] = self.judge.outcome(setting, bank)
                     except ValueError:
@@ -245,7 +287,9 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
             round_id=self._round_id(),
             table_id=self.table.table_id,
             rules=self.table.rules,
-            banker=self.table.banker,
+            banker=banker,
+            banker_known=self.banker_known,
+            bank=self.bank,
             started_s=round(round_.started_s, 3),
             ended_s=None if abandoned else round(t, 3),
             complete=round_.complete and not abandoned,
@@ -261,5 +305,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         )
         out.append(Raised(record_))
         self.round = None
+        if self.announced is self.in_force:  # the pit's word held for this round
+            self.announced = None
         self.start.count = self.midway.count = 0
         return out

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from rules import Bank, house_sets_bank
 from vision.detections import Detections
 from vision.follow.base import HAND_ZONES, ROUND, FollowerBase, K, Raised, Streak
 from vision.follow.exposure import FACES
@@ -129,7 +130,7 @@ class HandsPhase(FollowerBase):
         return np.asarray(edge / np.linalg.norm(edge), np.float64)
 
     def _position(self, zone: str) -> int:
-        return self.table.banker if zone == "bank" else int(zone[1:])
+        return self.judge.banker if zone == "bank" else int(zone[1:])
 
     def _judge_hand(self, zone: str, watch: HandWatch, t: float, out: list[Raised]) -> None:
         round_ = self.round
@@ -175,7 +176,10 @@ class HandsPhase(FollowerBase):
             )
         elif size < 4:
             round_.short_hands[zone] = size
-        house_set = zone == "bank" or position in self.table.house_way_positions
+        bank = None if self.bank is None else Bank(self.bank)
+        house_set = (zone == "bank" and house_sets_bank(bank)) or (
+            position in self.table.house_way_positions
+        )
         if house_set and hand.setting is not None:
             check = self.judge.house_way(hand.setting)
             if not check.is_house_way:

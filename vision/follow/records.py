@@ -80,6 +80,17 @@ class RoundRecord(BaseModel):
     table_id: str = Field(title="Table")
     rules: RulesetId = Field(title="Rule book")  # type: ignore[valid-type]
     banker: Position = Field(title="Banker's position")
+    banker_known: Literal["announced", "configured"] = Field(
+        "configured",
+        title="How the banker's box is known",
+        description="announced: by the pit for this round; configured: `table.yaml`'s.",
+    )
+    bank: Literal["house", "player", "co-bank"] | None = Field(
+        None,
+        title="Who banks",
+        description="As announced or configured; None: not known (then the bank's hand is "
+        "checked against the house way, as a house bank's is).",
+    )
     started_s: float = Field(title="Start", description="Video time (s).")
     ended_s: float | None = Field(None, title="End", description="None if the round was abandoned.")
     complete: bool = Field(

@@ -1,0 +1,91 @@
+"""A round's context as the pit announces it (`RoundFollower.announce`): who banks, the banker's
+box and the cut, over `table.yaml`'s, for one round. Followed on the NZ fixture round (house
+bank at box 1, dice 2 4 1, Yat Dong Dong from the left; the first group went to box 8 instead
+of 7 and the bank's hand was not set the house way)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rules import Bank, house_sets_bank
+from vision.follow import Announcement, RoundFollower
+from vision.follow.records import Alert, RoundRecord
+from vision.replay import LabelSource, frames
+from vision.table import TableConfig, calibrate
+
+ROUND = Path(__file__).parent / "fixtures" / "rounds" / "nz-irregular"
+
+
+@pytest.fixture(scope="module")
+def table() -> TableConfig:
+    image = next(frames(ROUND / "round.mp4", 10))[2]
+    return calibrate(image, table_id="t1", rules="nz-1998", banker=1)
+
+
+def follow(
+    table: TableConfig, said: Announcement | None, at: float = 0.0
+) -> tuple[set[str], RoundRecord, RoundFollower]:
+    """The round followed with `said` announced `at` seconds in."""
+    source = LabelSource(ROUND / "frames.json.gz")
+    follower = RoundFollower(table, run="test")
+    raised = []
+    for t in sorted(source.frames):
+        if said is not None and abs(t - at) < 1e-6:
+            follower.announce(said)
+        raised += follower.follow(t, source.detections(0, t, None), None)  # type: ignore[arg-type]
+    raised += follower.finish(max(source.frames))
+    kinds = {r.record.kind for r in raised if isinstance(r.record, Alert)}
+    record = next(r.record for r in raised if isinstance(r.record, RoundRecord))
+    return kinds, record, follower
+
+
+DEALT = {"wrong-first-position", "house-way-violation"}
+
+
+@pytest.mark.parametrize(
+    ("said", "kinds", "fields"),
+    [
+        (None, DEALT, {"banker": 1, "banker_known": "configured", "bank": None}),
+        (Announcement(cut="yat-dong-dong", cut_options={"side": "left"}), DEALT,
+         {"cut": "yat-dong-dong", "cut_known": "announced"}),
+        # a cut the delivery contradicts: the pit and the dealer disagree
+        (Announcement(cut="cup-say"), DEALT | {"wrong-cut-order"}, {"cut_known": "announced"}),
+        # a player/banker banking alone sets as they like (NZ 11.2): no house-way check
+        (Announcement(bank="player"), {"wrong-first-position"}, {"bank": "player"}),
+        # a co-bank's hand is set the house way by the dealer (NZ 11.3(e))
+        (Announcement(bank="co-bank"), DEALT, {"bank": "co-bank"}),
+        # the chung on box 2: 2 4 1 counts 7 from box 2 to box 8, where the first group went
+        (Announcement(banker=2), {"house-way-violation"},
+         {"banker": 2, "banker_known": "announced"}),
+    ],
+)  # fmt: skip
+def test_the_pits_word_decides_the_round(
+    table: TableConfig, said: Announcement | None, kinds: set[str], fields: dict[str, object]
+) -> None:
+    raised, record, follower = follow(table, said)
+    assert raised == kinds
+    assert {k: getattr(record, k) for k in fields} == fields
+    assert follower.announced is None  # it held for this round only
+
+
+def test_an_announcement_before_delivery_counts_for_the_round_in_progress(
+    table: TableConfig,
+) -> None:
+    truth = json.loads((ROUND / "truth.json").read_text())
+    delivered = min(e["t"] for e in truth["events"] if e["kind"] == "delivery")
+    _, record, _ = follow(table, Announcement(banker=2), at=round(delivered - 1.0, 1))
+    assert (record.banker, record.first_position, record.required_first_position) == (2, 8, 8)
+    _, record, follower = follow(table, Announcement(banker=2), at=round(delivered + 2.0, 1))
+    assert record.banker == 1  # too late for this round: it waits for the next
+    assert follower.announced == Announcement(banker=2)
+
+
+@pytest.mark.parametrize(
+    ("bank", "checked"),
+    [(Bank.HOUSE, True), (Bank.CO_BANK, True), (Bank.PLAYER, False), (None, True)],
+)
+def test_which_banks_are_set_the_house_way(bank: Bank | None, checked: bool) -> None:
+    assert house_sets_bank(bank) is checked
