@@ -25,7 +25,11 @@ from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
 from room.store import Store
+from rules import CUTS, Ruleset, find_ruleset
 
+SIGNIFICANCE = 0.01
+"""A chi-square p-value under this flags the dice or the cut draw for review: one honest table
+in a hundred is flagged a shift, few enough for a surveillance room to look at each."""
 LOOK_TWICE = 0.85
 """Alerts less sure than this are counted apart for a second look: from pixels over 231
 simulated rounds the false alerts carried 0.52-0.80 and 95% of the right ones 0.85 or more
@@ -54,6 +58,8 @@ def chi2_sf(x: float, k: int) -> float:
 
 @dataclass(frozen=True)
 class DiceTest:
+    """Pearson's chi-square of counts against the shares a fair draw gives them."""
+
     throws: int
     statistic: float
     dof: int
@@ -61,19 +67,16 @@ class DiceTest:
     bins: list[tuple[str, int, float]]  # label, observed, expected
 
 
-def dice_fairness(totals: list[int]) -> DiceTest | None:
-    """Pearson's chi-square of the totals against three fair dice; neighbouring totals are
-    pooled until every bin expects at least 5 throws."""
-    n = len(totals)
-    if n < 10:
-        return None
-    seen = Counter(totals)
+def pearson(counts: list[tuple[str, int]], shares: list[float]) -> DiceTest | None:
+    """Pearson's chi-square of the counts (in a fixed order) against their shares; neighbours
+    are pooled until every bin expects at least 5, the rule of thumb for the test to hold."""
+    n = sum(count for _, count in counts)
     bins: list[tuple[list[int], float]] = []
     current: list[int] = []
     expected = 0.0
-    for total in range(3, 19):
-        current.append(total)
-        expected += n * FAIR[total] / 216
+    for index, share in enumerate(shares):
+        current.append(index)
+        expected += n * share
         if expected >= 5:
             bins.append((current, expected))
             current, expected = [], 0.0
@@ -88,12 +91,41 @@ def dice_fairness(totals: list[int]) -> DiceTest | None:
     rows = []
     statistic = 0.0
     for members, e in bins:
-        observed = sum(seen[t] for t in members)
+        observed = sum(counts[k][1] for k in members)
         statistic += (observed - e) ** 2 / e
-        label = str(members[0]) if len(members) == 1 else f"{members[0]}-{members[-1]}"
-        rows.append((label, observed, e))
+        head, tail = counts[members[0]][0], counts[members[-1]][0]
+        rows.append((head if len(members) == 1 else f"{head}-{tail}", observed, e))
     dof = len(bins) - 1
     return DiceTest(n, statistic, dof, chi2_sf(statistic, dof), rows)
+
+
+def dice_fairness(totals: list[int]) -> DiceTest | None:
+    """The totals of three dice against three fair dice, neighbouring totals pooled."""
+    if len(totals) < 10:
+        return None
+    seen = Counter(totals)
+    return pearson([(str(t), seen[t]) for t in range(3, 19)], [FAIR[t] / 216 for t in range(3, 19)])
+
+
+CUTS_TESTED_FROM = 10
+"""Rounds a table needs before its cuts are tested: fewer cannot make two bins of 5."""
+
+
+def _checkable(book: Ruleset) -> tuple[str, ...]:
+    """The book's cuts a box can name from their delivery: a round dealt with any other is no
+    draw the box saw (it is alerted on or left undecided), so the test is over these."""
+    return tuple(cut for cut in book.cuts or () if CUTS[cut].drawn is not None)
+
+
+def cut_randomness(cuts: list[str], permitted: tuple[str, ...]) -> DiceTest | None:
+    """A shift's cuts against a uniform draw from the rule book's list (MBS 3.9: the pit
+    supervisor selects the cut at random every round), neighbours in the book's order pooled.
+    A cut outside the list is no draw from it (and was alerted on); it is left out."""
+    drawn = [cut for cut in cuts if cut in permitted]
+    if len(drawn) < CUTS_TESTED_FROM:
+        return None
+    seen = Counter(drawn)
+    return pearson([(cut, seen[cut]) for cut in permitted], [1 / len(permitted)] * len(permitted))
 
 
 @dataclass
@@ -141,6 +173,12 @@ class TableLine:
     cuts: Counter[str]
     dice_mean: float | None
     """Mean total of three dice (fair: 10.5)."""
+    bankers: Counter[int]
+    """The boxes the bank was held at, round by round."""
+    cut_test: DiceTest | None
+    """Whether the cuts look drawn at random, where the rule book says they are (MBS 3.9)."""
+    cut_drawn: bool
+    """The rule book has the cut drawn at random each round."""
 
 
 def gather(store: Store, since: float, until: float, table: str | None) -> Shift:
@@ -175,9 +213,15 @@ def gather(store: Store, since: float, until: float, table: str | None) -> Shift
         mine = [r for r in rounds if r.table_id == table_id]
         sums = [sum(r.dice) for r in mine if len(r.dice) == 3]
         made = compliance.get(table_id, [0, 0])
+        book = find_ruleset(mine[0].rules) if mine else None
+        drawn = book is not None and book.random_cut and book.cuts is not None
+        known = [r.cut for r in mine if r.record.get("cut_known") != "undecided"]  # not guesses
         lines.append(TableLine(table_id, len(mine), sum(by_table.get(table_id, Counter()).values()),
                                (made[0], made[1]), Counter(r.cut for r in mine if r.cut),
-                               sum(sums) / len(sums) if sums else None))  # fmt: skip
+                               sum(sums) / len(sums) if sums else None,
+                               Counter(r.banker for r in mine),
+                               cut_randomness(known, _checkable(book)) if drawn and book
+                               else None, drawn))  # fmt: skip
     return Shift(
         since,
         until,
@@ -215,7 +259,8 @@ def _summary_lines(shift: Shift) -> list[str]:
     ]
     if shift.dice is not None:
         d = shift.dice
-        verdict = "consistent with fair dice" if d.p_value >= 0.01 else "UNLIKELY from fair dice"
+        fair = d.p_value >= SIGNIFICANCE
+        verdict = "consistent with fair dice" if fair else "UNLIKELY from fair dice"
         lines.append(
             f"Dice totals: chi-square {d.statistic:.1f} on {d.dof} d.f., "
             f"p = {d.p_value:.3f} over {d.throws} throws ({verdict})"
@@ -313,6 +358,19 @@ def incidents_page(shift: Shift) -> Figure:
     return figure
 
 
+def _cut_verdict(line: TableLine) -> str:
+    """Whether a table's cuts look drawn at random, in words."""
+    if not line.cut_drawn:
+        return "not drawn at random under this rule book"
+    test = line.cut_test
+    if test is None:
+        return f"too few rounds to tell (fewer than {CUTS_TESTED_FROM} cuts known)"
+    random = test.p_value >= SIGNIFICANCE
+    verdict = "looks random" if random else "NOT random: review the pit's draw"
+    return (f"{verdict}: chi-square {test.statistic:.1f}, {test.dof} d.f., p = {test.p_value:.3f} "
+            f"over {test.throws} cuts")  # fmt: skip
+
+
 def report_body(shift: Shift, images: list[str]) -> str:
     """The report as HTML inside a page's body: summary, per-table lines, incidents, charts
     (base64 PNGs). Shared by report.html and the review UI's report page."""
@@ -322,6 +380,8 @@ def report_body(shift: Shift, images: list[str]) -> str:
         f"<tr><td>{e(t.table_id)}</td><td>{t.rounds}</td><td>{t.alerts}</td>"
         f"<td>{t.house_way[0]} of {t.house_way[1]}</td>"
         f"<td>{e(', '.join(f'{c} x{n}' for c, n in t.cuts.most_common()))}</td>"
+        f"<td>{e(_cut_verdict(t))}</td>"
+        f"<td>{e(', '.join(f'box {b} x{n}' for b, n in t.bankers.most_common()))}</td>"
         f"<td>{'' if t.dice_mean is None else f'{t.dice_mean:.2f}'}</td></tr>"
         for t in shift.tables
     )
@@ -344,7 +404,8 @@ def report_body(shift: Shift, images: list[str]) -> str:
     return f"""<h1 id="report-title">{e(_title(shift))}</h1><ul>{summary}</ul>
 <h2>Tables</h2>
 <table id="report-tables"><tr><th>table</th><th>rounds</th><th>alerts</th>
-<th>bank set the house way</th><th>cuts dealt</th><th>mean dice total (fair 10.5)</th></tr>
+<th>bank set the house way</th><th>cuts dealt</th><th>cuts drawn at random? (MBS 3.9)</th>
+<th>bank held at</th><th>mean dice total (fair 10.5)</th></tr>
 {tables}</table>
 <h2>Incidents</h2>
 <table id="report-incidents"><tr><th>received</th><th>table</th><th>position</th><th>kind</th>

@@ -78,7 +78,9 @@ def shift_messages(
     messages: list[dict[str, Any]] = []
     for index in range(rounds):
         kind = INJECTABLE[int(rng.integers(len(INJECTABLE)))] if rng.random() < irregular else None
-        plan = plan_round(int(rng.integers(1 << 30)), rules, [kind.value] if kind else [])
+        plan = plan_round(
+            int(rng.integers(1 << 30)), rules, [kind.value] if kind else [], context=True
+        )  # cuts as the book has them chosen (MBS 3.9: at random)
         truth = ground_truth(plan)
         round_id = f"{table_id}:sim:{index + 1}"
         alert_ids = []

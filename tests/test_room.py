@@ -990,3 +990,41 @@ def test_a_shift_without_a_day_is_todays() -> None:
     assert since == (today + dt.timedelta(hours=22)).timestamp()
     assert until == (today + dt.timedelta(hours=30)).timestamp()
     assert shift_window("", "") == (None, None)  # no filter at all
+
+
+MBS_CHECKABLE = ("yat-dong-dong", "cup-say", "chee-yee", "dai-pin", "jung-quat", "foot-say",
+                 "tower", "china-bank", "gum-un-que", "pong-jun")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("cuts", "random"),
+    [
+        (["cup-say", "dai-pin", "tower", "foot-say"] * 15, False),  # only four of ten
+        (["yat-dong-dong"] * 40, False),
+        ([c for c in MBS_CHECKABLE for _ in range(3)], True),  # every cut alike: random
+    ],
+)
+def test_a_shifts_cuts_are_tested_for_a_random_draw(cuts: list[str], random: bool) -> None:
+    from room.report import SIGNIFICANCE, cut_randomness
+
+    test = cut_randomness(cuts, MBS_CHECKABLE)
+    assert test is not None and test.throws == len(cuts)
+    assert (test.p_value >= SIGNIFICANCE) is random
+    assert cut_randomness(["no-such-cut"] * 50 + ["tower"] * 5, MBS_CHECKABLE) is None  # too few
+
+
+def test_the_report_says_per_table_where_the_bank_was_and_whether_cuts_look_random(
+    store: Store,
+) -> None:
+    from room.report import gather, report_body
+
+    simulate_shift(store, tables=4, rounds=40, start=1_000_000.0)  # one table per rule book
+    shift = gather(store, 0, 2e9, None)
+    by_table = {t.table_id: t for t in shift.tables}
+    mbs = next(t for t in shift.tables if t.cut_drawn)
+    assert sum(1 for t in shift.tables if t.cut_drawn) == 1  # MBS 3.9 only
+    assert mbs.cut_test is not None and mbs.cut_test.p_value >= 0.01  # the sim draws at random
+    assert all(sum(t.bankers.values()) == t.rounds for t in by_table.values())
+    body = report_body(shift, [])
+    assert "looks random" in body and "not drawn at random under this rule book" in body
+    assert "box 1 x40" in body
