@@ -592,6 +592,26 @@ def test_analysis_takes_the_newest_frame(tmp_path: Path) -> None:
     assert frame.video_s >= (read_so_far - 2) / 10  # the newest, not the first one read
 
 
+def test_the_camera_makes_images_of_due_frames_only() -> None:
+    """A 10 frames a second file analysed at 10/3 a second: only every third frame becomes an
+    image (the others are decoded and passed over), at the times the analysis wants."""
+    from edge.app import Camera
+
+    camera = Camera(str(ROUND / "round.mp4"), loop=False, backoff_cap=1.0, speed=10.0, every_s=0.3)
+    stop = threading.Event()
+    worker = threading.Thread(target=camera.run, args=(stop,), daemon=True)
+    worker.start()
+    taken = []
+    while camera.state != "ended" or camera._fresh.is_set():
+        frame = camera.latest(timeout=0.5)
+        if frame is not None:
+            taken.append(frame.video_s)
+    stop.set()
+    worker.join(10)
+    assert len(taken) > 40 and camera.frames_read == 268  # every frame decoded
+    assert all(abs(t / 0.3 - round(t / 0.3)) < 1e-3 for t in taken), taken  # due ones only
+
+
 class ShiftedModels:
     """Models whose runtime misplaces every box by half a tile: a reader of pixels, not labels."""
 
