@@ -120,10 +120,18 @@ class Budget:
         (self.results / name).write_text(json.dumps(value, indent=2) + "\n")
 
 
+READER_SHARE_ONE_AT_A_TIME = 0.4
+"""Of the time left after rendering and cutting crops, the full reader's share when the
+readers train one after another (a CPU): it goes on from the shipped one, each left-out
+reader from the same start, and five of them share the rest."""
+
+
 def run(out: Path, results: Path, seconds: float, images: int, real: Path | None,
-        rounds: int, device: str, detector: bool = True) -> int:  # fmt: skip
+        rounds: int, device: str, detector: bool = True,
+        one_at_a_time: bool = False) -> int:  # fmt: skip
     """Everything `scripts/train-gpu` does; the leave-one-family-out readers train in processes
-    of their own beside the detector and the full reader, on the same GPU."""
+    of their own beside the detector and the full reader, on the same GPU. `one_at_a_time`
+    (a CPU, no detector): the full reader first, then each left-out reader in turn."""
     from vision.synth.dataset import write_dataset
     from vision.training.train import (
         checkpoint_from_shipped,
@@ -144,6 +152,9 @@ def run(out: Path, results: Path, seconds: float, images: int, real: Path | None
         MODELS / "reader.onnx", crops / "train", out / "reader.pt"
     )
     budget.log("reader crops cut")
+    if one_at_a_time:
+        return _one_at_a_time(budget, data, crops, out, results, reader_start, rounds, real,
+                              device, workers)  # fmt: skip
     share = 0.6 if detector else 1.0
     lofo_hours = max(min(budget.left() * share - 70, 240), 30) / 3600
     left_out = {
@@ -190,6 +201,35 @@ def run(out: Path, results: Path, seconds: float, images: int, real: Path | None
         budget.save("families.json", measured)
         kinds = measured[family]["left_out"]["by_kind"]  # type: ignore[index]
         budget.log(f"{family} left out: " + json.dumps(
+            {k: round(v["accuracy"], 4) for k, v in kinds.items()}))  # fmt: skip
+    budget.log("done")
+    return 0
+
+
+def _one_at_a_time(budget: Budget, data: Path, crops: Path, out: Path, results: Path,
+                   start: Path, rounds: int, real: Path | None, device: str,
+                   workers: int) -> int:  # fmt: skip
+    from vision.training.train import prepare_round_crops, train_reader
+
+    if rounds:
+        mined = prepare_round_crops(crops, rounds, workers=workers)
+        budget.log(f"crops mined from {rounds} rounds: {sum(mined.values())}")
+    reader_hours = max(budget.left() * READER_SHARE_ONE_AT_A_TIME, 60) / 3600
+    reader = train_reader(crops, out / "reader", epochs=8, weights=start, device=device,
+                          workers=workers, hours=reader_hours)  # fmt: skip
+    shutil.copy2(reader, results / "reader.onnx")
+    budget.log(f"reader trained on every family ({reader_hours * 60:.1f} min)")
+    measured: dict[str, object] = {}
+    for k, family in enumerate(FAMILIES):
+        hours = max((budget.left() - 60) / (len(FAMILIES) - k), 60) / 3600
+        done = out / f"without-{family}" / "measured.json"
+        leave_out(family, data, out / f"without-{family}", start, hours, device, real)
+        measured[family] = json.loads(done.read_text())
+        held = out / f"without-{family}" / "held"
+        measured[family]["trained_on_all"] = crop_accuracy(results / "reader.onnx", held)  # type: ignore[index]
+        budget.save("families.json", measured)
+        kinds = measured[family]["left_out"]["by_kind"]  # type: ignore[index]
+        budget.log(f"{family} left out ({hours * 60:.1f} min): " + json.dumps(
             {k: round(v["accuracy"], 4) for k, v in kinds.items()}))  # fmt: skip
     budget.log("done")
     return 0
@@ -254,6 +294,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=32, help="simulated rounds mined for crops")
     parser.add_argument("--device", default="0", help="'cpu' or a CUDA device number")
     parser.add_argument("--no-detector", action="store_true", help="train the readers only")
+    parser.add_argument("--one-at-a-time", action="store_true",
+                        help="the readers one after another, no detector (a CPU)")  # fmt: skip
     parser.add_argument("--measure", help="a reader to measure on --crops instead of training")
     parser.add_argument("--crops", help="class folders of crops to measure on")
     parser.add_argument("--by-family", help="with --measure: a family data set, measured per look "
@@ -281,7 +323,8 @@ def main() -> int:
         print(f"--real-dice: no train/ folder in {real}", file=sys.stderr)
         return 2
     return run(Path(args.out), Path(args.results), args.seconds, args.images, real, args.rounds,
-               args.device, detector=not args.no_detector)  # fmt: skip
+               args.device, detector=not (args.no_detector or args.one_at_a_time),
+               one_at_a_time=args.one_at_a_time)  # fmt: skip
 
 
 if __name__ == "__main__":
