@@ -89,3 +89,40 @@ def test_an_announcement_before_delivery_counts_for_the_round_in_progress(
 )
 def test_which_banks_are_set_the_house_way(bank: Bank | None, checked: bool) -> None:
     assert house_sets_bank(bank) is checked
+
+
+@pytest.fixture(scope="module")
+def context_rounds(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """NZ rounds with their context drawn: a player/banker at box 8 (seed 0), a co-bank at box
+    7 (13), the house at box 1 (1); the chung lies on the banker's box."""
+    from vision.synth.round import simulate_round
+
+    root = tmp_path_factory.mktemp("context")
+    for seed in (0, 13, 1):
+        simulate_round(root / str(seed), seed, "nz-1998", [], resolution=(960, 540),
+                       context=True, progress=False)  # fmt: skip
+    return root
+
+
+@pytest.mark.parametrize(
+    ("seed", "banker", "bank"), [(0, 8, None), (13, 7, "co-bank"), (1, 1, None)]
+)
+def test_the_banker_is_read_from_the_chung(
+    context_rounds: Path, seed: int, banker: int, bank: str | None
+) -> None:
+    """The table says banker 1 and nothing of who banks; the chung says where the bank is."""
+    folder = context_rounds / str(seed)
+    truth = json.loads((folder / "truth.json").read_text())
+    assert (truth["chung"]["box"], truth["banker"]) == (banker, banker)
+    image = next(frames(folder / "round.mp4", 10))[2]
+    table = calibrate(image, table_id="t1", rules="nz-1998", banker=1)
+    source = LabelSource(folder / "frames.json.gz")
+    follower = RoundFollower(table, run="test")
+    raised = []
+    for t in sorted(source.frames):
+        raised += follower.follow(t, source.detections(0, t, None), None)  # type: ignore[arg-type]
+    raised += follower.finish(max(source.frames))
+    record = next(r.record for r in raised if isinstance(r.record, RoundRecord))
+    assert (record.banker, record.banker_known, record.bank) == (banker, "seen", bank)
+    assert record.required_first_position == truth["required_first_position"]
+    assert not [r for r in raised if isinstance(r.record, Alert)]  # a clean round stays clean

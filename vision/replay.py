@@ -92,7 +92,8 @@ class ModelSource:
 
 class LabelSource:
     """The simulator's per-frame labels (`frames.json.gz`) in place of the models: follows a
-    round as a perfect detector would see it, to measure the round logic on its own."""
+    round as a perfect detector would see it, to measure the round logic on its own. The
+    context markers (the chung) are given too, as a detector of them would."""
 
     def __init__(self, path: Path) -> None:
         try:
@@ -100,7 +101,7 @@ class LabelSource:
                 frames = json.load(handle)
         except (OSError, json.JSONDecodeError) as error:
             raise ReplayError(f"cannot read labels {path}: {error}") from None
-        self.frames = {round(f["t"], 3): f["objects"] for f in frames}
+        self.frames = {round(f["t"], 3): f["objects"] + f.get("markers", []) for f in frames}
 
     def scan(self, image: NDArray[np.uint8]) -> None:
         return None

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
-from rules import CUTS, CutChoice
+from rules import CUTS, Bank, CutChoice
 from vision.detections import Detections
 from vision.follow.base import (
     DEALING,
@@ -30,6 +31,7 @@ from vision.follow.hands import HandsPhase
 from vision.follow.judge import Judge, permitted_choices
 from vision.follow.records import HandRecord, RoundRecord
 from vision.follow.view import View
+from vision.labels import CHUNG_CO, MARKERS
 from vision.table import Locate, TableConfig
 
 
@@ -42,6 +44,13 @@ class Announcement:
     banker: int | None = None
     cut: str | None = None
     cut_options: Mapping[str, str] = field(default_factory=dict)
+
+
+class Chung(NamedTuple):
+    """Where the chung lies and whether its face up says co-banker (NZ 3.3(f))."""
+
+    box: int
+    co: bool
 
 
 class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
@@ -60,6 +69,10 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         self.standing = Announcement(cut=cut, cut_options=dict(cut_options or {}))
         """What holds for every round (`paigow replay --cut`); the pit's word holds for one."""
         self.announced: Announcement | None = None
+        self.chung: Chung | None = None
+        """The chung as last seen steadily on a box: it holds until seen elsewhere."""
+        self.chung_candidate: Chung | None = None
+        self.chung_streak = Streak(ROUND.steady)
         self.bank: str | None = None
         self.banker_known = "configured"
         self._take(self.standing)
@@ -91,14 +104,39 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
                 self.judge.first_position(round_.dice) if round_.dice else round_.required_first
             )
 
+    def _watch_chung(self, t: float, markers: Detections) -> None:
+        """The chung seen on a box: the banker's box, and a co-bank where its face says so. It
+        counts once seen in the same box with the same face `ROUND.steady` frames running; the
+        round in progress takes it as an announcement would (before its delivery begins)."""
+        on_box = [(label, zone) for label, zone in zip(markers.labels, markers.zones, strict=True)
+                  if zone in PLAYER_ZONES]  # fmt: skip
+        if len(on_box) != 1:  # none on a box, or two chungs: nothing to go by
+            self.chung_streak.update(False, t)
+            return
+        label, zone = on_box[0]
+        seen = Chung(int(zone[1:]), label == CHUNG_CO)
+        if seen != self.chung_candidate:
+            self.chung_candidate = seen
+            self.chung_streak.update(False, t)
+        if self.chung_streak.update(True, t) and seen != self.chung:
+            self.chung = seen
+            round_ = self.round
+            early = round_ is not None and round_.phase in (Phase.SHUFFLE, Phase.DICE)
+            if round_ is not None and early and not round_.served:
+                self._take(self.announced or self.standing)
+                round_.live = list(range(len(self.judge.views)))
+                if round_.dice:
+                    round_.required_first = self.judge.first_position(round_.dice)
+
     def _take(self, said: Announcement) -> None:
         """The round's context: the bank, the banker's box and the cuts the delivery is checked
         against, from what was announced and otherwise from `table.yaml`."""
-        table = self.table
+        table, chung = self.table, self.chung
         self.in_force = said
-        self.bank = said.bank or table.bank
-        banker = said.banker or table.banker
-        self.banker_known = "announced" if said.banker else "configured"
+        seen_bank = Bank.CO_BANK.value if chung is not None and chung.co else None
+        self.bank = said.bank or seen_bank or table.bank
+        banker = said.banker or (chung.box if chung else None) or table.banker
+        self.banker_known = "announced" if said.banker else "seen" if chung else "configured"
         if said.cut is not None:  # announced: the one cut the delivery is checked against
             choices: tuple[CutChoice, ...] = (
                 CutChoice(said.cut, CUTS[said.cut].options(**said.cut_options)),
@@ -116,6 +154,10 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
     ) -> list[Raised]:
         """Take one analysed frame (detections in image pixels); return what it raised."""
         self.image = image
+        markers = np.array([label in MARKERS for label in detections.labels], bool)
+        if markers.any():
+            self._watch_chung(t, self.locate.locate(detections[markers]))
+            detections = detections[~markers]
         seen = self.locate.locate(detections)
         out: list[Raised] = []
         view = View.of(seen, self.table)

@@ -80,10 +80,11 @@ class RoundRecord(BaseModel):
     table_id: str = Field(title="Table")
     rules: RulesetId = Field(title="Rule book")  # type: ignore[valid-type]
     banker: Position = Field(title="Banker's position")
-    banker_known: Literal["announced", "configured"] = Field(
+    banker_known: Literal["announced", "seen", "configured"] = Field(
         "configured",
         title="How the banker's box is known",
-        description="announced: by the pit for this round; configured: `table.yaml`'s.",
+        description="announced: by the pit for this round; seen: the chung on that box; "
+        "configured: `table.yaml`'s.",
     )
     bank: Literal["house", "player", "co-bank"] | None = Field(
         None,

@@ -31,15 +31,17 @@ from rules import (
     all_settings,
     cut_regime,
     find_ruleset,
+    house_sets_bank,
 )
 from rules.rulesets import Ruleset
+from vision.labels import CHUNG_BANKER, CHUNG_CO
 from vision.layout import TableLayout
 from vision.progress import each
 from vision.synth.camera import Camera
 from vision.synth.render import Look, Renderer
 from vision.synth.sampler import SKIN, TileSize
-from vision.synth.scene import Thing, arm, die, disc, rotation_z, tile
-from vision.synth.textures import FACES_IN_SET, cloth_image, random_cloth
+from vision.synth.scene import Box, Thing, arm, die, disc, rotation_z, tile
+from vision.synth.textures import FACES_IN_SET, cloth_image, plaque, random_cloth
 
 INJECTABLE = (
     Irregularity.HOUSE_WAY_VIOLATION,
@@ -80,6 +82,16 @@ lies among the washed tiles, where the camera can see it whatever layer it goes 
 BANKS = {Bank.HOUSE: 0.6, Bank.PLAYER: 0.3, Bank.CO_BANK: 0.1}
 """How often each banker holds the bank in a simulated round with its context drawn: mostly the
 house, as at the tables the rule books describe, often enough a player that every regime shows."""
+HOUSE_BOX = 1
+"""Where the chung lies when the house banks: box 1 (NZ 11.1(a))."""
+CHUNG_SIZE = (80.0, 32.0, 10.0)
+"""An acrylic plaque, mm: long side along the box."""
+CHUNG_COLOUR = (40, 40, 190)
+"""BGR: the red acrylic of the chung the table's kit carries."""
+CHUNG_ASIDE = 85.0
+"""How far beside the hand spot, along the row of boxes, the chung lies: inside the position's
+zone (110 mm either side; the plaque, long side towards the player, reaches 16 mm either way)
+and clear of the hand's tiles (about 60 mm either side)."""
 TABLE_CUTS = {"rws-2018": ("yat-dong-dong", "cup-say", "chee-yee", "dai-pin", "jung-quat")}
 """The simulated table's own list of cuts (`table.yaml` `cuts`), where its book names none."""
 
@@ -134,6 +146,9 @@ class Plan:
     events: list[dict[str, object]] = field(default_factory=list)
     irregularities: list[dict[str, object]] = field(default_factory=list)
     bank: str = Bank.HOUSE.value
+    chung: bool = False
+    """The chung lies on the banker's box, its face saying banker or co-banker (drawn with the
+    round's context; NZ 11.1(a), 11.2(a), 11.3(a), MBS 3.24.1)."""
     cut_clause: str = ""
     """The rule book's clause that let the round use its cut; empty where the cut was given."""
     exposed_while_stacking: int | None = None
@@ -175,6 +190,10 @@ def plan_round(
         cut_id = str(pick.choice(drawn.cuts))
         found = CUTS[cut_id]
         options = found.all_options()[int(pick.integers(len(found.all_options())))]
+    if drawn is not None and drawn.bank is not Bank.HOUSE:  # a player's box (NZ 11.2(a), 11.3(a))
+        banker = int(np.random.default_rng([seed, 0x38]).integers(1, 9))
+    elif drawn is not None:
+        banker = HOUSE_BOX
     dice = tuple(int(v) for v in rng.integers(1, 7, 3))
     order = DeliveryOrder.build(found, options, Dice.of(dice), banker)
     faces = list(FACES_IN_SET)
@@ -240,7 +259,7 @@ def plan_round(
     )
     plan.irregularities = plan_irregular
     if drawn is not None:
-        plan.bank, plan.cut_clause = drawn.bank.value, drawn.clause
+        plan.bank, plan.cut_clause, plan.chung = drawn.bank.value, drawn.clause, True
     plan.events.append({"kind": "cut", "cut": cut_id, "options": str(options)})
 
     if Irregularity.EXPOSED_TILE_STACKING in kinds:
@@ -275,7 +294,8 @@ def plan_round(
             ruleset.id,
             rng,
             bank=position == banker,
-            wrong=Irregularity.HOUSE_WAY_VIOLATION in kinds,
+            wrong=Irregularity.HOUSE_WAY_VIOLATION in kinds
+            and house_sets_bank(Bank(plan.bank)),  # a player/banker's own setting is no breach
         )
     plan.exposure_order = [(banker - 1 + k) % 8 + 1 for k in range(8)]
     return plan
@@ -474,6 +494,8 @@ class RoundScene:
                 )
             )
         things += self._dice(t)
+        if plan.chung:
+            things.append(self._chung())
         if dealer_hand is not None:
             x, y = dealer_hand
             things.append(arm(x * 0.3, -300, x, y - 40, 110, 85, self.skin))
@@ -572,6 +594,19 @@ class RoundScene:
         px, py = self.layout.hand_spots[plan.group_positions[group] - 1]
         return sx + (px - sx) * f, sy + (py - sy) * f
 
+    def _chung(self) -> Box:
+        """The chung on the banker's box, face up: banker, or co-banker (NZ 3.3(f))."""
+        plan, layout = self.plan, self.layout
+        co = plan.bank == Bank.CO_BANK.value
+        angle = layout.hand_angle(plan.banker)
+        x, y = layout.hand_spots[plan.banker - 1]
+        x, y = x - CHUNG_ASIDE * math.sin(angle), y + CHUNG_ASIDE * math.cos(angle)
+        word = plaque("CO-BANKER" if co else "BANKER", CHUNG_COLOUR)
+        top = np.ascontiguousarray(word[::-1, ::-1])  # turned half round: reads right from above
+        return Box("chung", (x, y, CHUNG_SIZE[2] / 2), CHUNG_SIZE,
+                   rotation_z(angle), top, top, ((20, 20, 120),) * 4,
+                   CHUNG_CO if co else CHUNG_BANKER, {"id": "chung"})  # fmt: skip
+
     def _dice(self, t: float) -> list[Thing]:
         plan, tl = self.plan, self.time
         dx, dy = self.layout.dice_area
@@ -652,7 +687,7 @@ def ground_truth(plan: Plan) -> dict[str, object]:
         {"t": tl.end, "kind": "end"},
     ]
     expected_first = (plan.banker - 1 + sum(plan.dice) - 1) % 8 + 1
-    return {
+    truth = {
         "rules": plan.rules,
         "banker": plan.banker,
         "dice": list(plan.dice),
@@ -678,6 +713,10 @@ def ground_truth(plan: Plan) -> dict[str, object]:
         "events": events,
         "irregularities": plan.irregularities,
     }
+    if plan.chung:  # where the chung lies and its face up
+        truth["chung"] = {"box": plan.banker, "label": CHUNG_CO if plan.bank == "co-bank"
+                          else CHUNG_BANKER}  # fmt: skip
+    return truth
 
 
 def round_camera(rng: np.random.Generator, width: int, height: int) -> Camera:
@@ -703,6 +742,8 @@ class Studio:
     renderer: Renderer
     look: Look
     rng: np.random.Generator
+    markers: list[dict[str, object]] = field(default_factory=list)
+    """The last frame's context markers (`frame`)."""
 
     @classmethod
     def of(cls, seed: int, rules_id: str, irregularities: list[str],
@@ -727,7 +768,9 @@ class Studio:
         return int(self.scene.time.end * FPS)
 
     def frame(self, t: float) -> tuple[NDArray[np.uint8], list[dict[str, object]], str]:
-        """The image at time t, its labelled objects, and the phase."""
+        """The image at time t, its labelled tiles and dice, and the phase. The markers that
+        say the round's context (the chung) are kept apart in `markers`: no tile or die class
+        of the detector's, and every tool that reads tiles and dice reads `objects`."""
         things, phase = self.scene.things(t)
         rendering = self.renderer.render(things, self.look, self.rng)
         objects = [
@@ -742,7 +785,8 @@ class Studio:
             for label in rendering.labels
             if label.labelled
         ]
-        return rendering.image, objects, phase[0]
+        self.markers = [o for o in objects if o["kind"] == "chung"]
+        return rendering.image, [o for o in objects if o["kind"] != "chung"], phase[0]
 
 
 FPS = 10.0
@@ -774,7 +818,10 @@ def simulate_round(
         t = index / fps
         image, objects, phase = studio.frame(t)
         writer.write(image)
-        frames.append({"t": round(t, 3), "phase": phase, "objects": objects})
+        entry: dict[str, object] = {"t": round(t, 3), "phase": phase, "objects": objects}
+        if studio.markers:
+            entry["markers"] = studio.markers
+        frames.append(entry)
     writer.release()
     truth = ground_truth(plan)
     truth.update(

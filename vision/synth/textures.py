@@ -77,6 +77,28 @@ def _rounded_rect(sprite: Image, colour: tuple[int, int, int, int], radius: int)
         cv2.circle(sprite, (cx, cy), radius, colour, -1, cv2.LINE_AA)
 
 
+PLAQUE_PX_PER_MM = 3
+"""Texture pixels a millimetre of a plaque: its printed word stays sharp when seen close."""
+
+
+@cache
+def plaque(
+    word: str, colour: tuple[int, int, int], size_mm: tuple[float, float] = (80, 32)
+) -> Image:
+    """An acrylic plaque's top (the chung, a +4 or Off button): a coloured face with its word
+    printed in white, centred, as large as fits."""
+    w, h = (round(v * PLAQUE_PX_PER_MM) for v in size_mm)
+    sprite = np.zeros((h, w, 4), np.uint8)
+    _rounded_rect(sprite, (*colour, 255), radius=h // 6)
+    font = cv2.FONT_HERSHEY_DUPLEX
+    (tw, th), _ = cv2.getTextSize(word, font, 1.0, 2)
+    scale = min(0.8 * w / tw, 0.55 * h / th)
+    (tw, th), _ = cv2.getTextSize(word, font, scale, 2)
+    cv2.putText(sprite, word, ((w - tw) // 2, (h + th) // 2), font, scale, (245, 245, 245, 255),
+                max(1, round(scale * 2)), cv2.LINE_AA)  # fmt: skip
+    return sprite
+
+
 DIE_PX = 40
 DIE_PIPS: dict[int, list[tuple[float, float]]] = {
     1: [(0.5, 0.5)],

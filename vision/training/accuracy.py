@@ -86,6 +86,11 @@ class Outcome:
     """Permitted cut choices the record says the delivery fits (itself included)."""
     other_cut_fits: bool = False
     """A wrong cut order whose delivery is exactly some other permitted cut's, seen from above."""
+    banker_right: bool = False
+    """The round record's banker box is the one the chung lay on."""
+    co_bank_right: bool = False
+    """The record says co-bank exactly when the chung's face said co-banker."""
+    banker_known: str = ""
 
 
 def layers_only(plan: Plan) -> bool:
@@ -197,8 +202,14 @@ def run_round(
         sure.setdefault(alert.kind, alert.confidence)
     plan = studio.plan
     cut = {"cut_known": "", "cut_right": False, "cut_fits": 0}
+    bank = {"banker_right": False, "co_bank_right": False, "banker_known": ""}
     if records:
         record = records[0]
+        bank = {
+            "banker_right": record.banker == plan.banker,
+            "co_bank_right": (record.bank == "co-bank") == (plan.bank == "co-bank"),
+            "banker_known": record.banker_known,
+        }
         recorded = CutChoice(record.cut, CUTS[record.cut].options(**record.cut_options))
         dealt = CutChoice(plan.cut, CUTS[plan.cut].options(**plan.cut_options))
         cut = {
@@ -222,6 +233,7 @@ def run_round(
         context=context,
         other_cut_fits=injected == "wrong-cut-order" and other_cut_fits(plan, table),
         **cut,  # type: ignore[arg-type]
+        **bank,  # type: ignore[arg-type]
     )
 
 
@@ -251,7 +263,10 @@ def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
     for t in (0.0, 1.0, 2.0, 25.0):  # as an installer would: a frame where the markers show
         image, _, _ = studio.frame(t)
         try:
-            table = calibrate(image, table_id="sim", rules=rules, banker=studio.plan.banker)
+            # with context the table says box 1, as most tables would: the chung says where
+            # the bank is (a detector of it is still to come: only the labels show it)
+            banker = 1 if studio.plan.chung else studio.plan.banker
+            table = calibrate(image, table_id="sim", rules=rules, banker=banker)
             break
         except CalibrationError as error:
             table = str(error)
@@ -268,7 +283,10 @@ def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
             image, objects, _ = studio.frame(t)
             if first_face is None and t < Timeline.of().setting and any(map(_is_face, objects)):
                 first_face = t
-            frames.append(models.detections(index, t, image) if models else _labels(objects))
+            found = (
+                models.detections(index, t, image) if models else _labels(objects + studio.markers)
+            )
+            frames.append(found)
     seen = Seen(table, frames, first_face)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -431,6 +449,7 @@ def report(
         f"- Rounds whose calibration failed: {len(failed)}.",
         _confidence_line(outcomes),
         *_layers_line(outcomes),
+        *_bank_lines(outcomes),
         *_cut_lines(outcomes),
         _late_line(outcomes),
         f"- Frames analysed: {frames}; simulation and following together took "
@@ -465,6 +484,23 @@ def _layers_line(outcomes: list[Outcome]) -> list[str]:
         + f"of the other {len(seen)}, {caught} caught ({caught / max(len(seen), 1):.1%}): "
         + (", ".join(str(o.seed) for o in seen if kind not in o.raised) or "none")
         + " missed.",
+    ]
+
+
+def _bank_lines(outcomes: list[Outcome]) -> list[str]:
+    """Where the bank was, read from the chung, when the follower was told the table's box 1
+    and nothing of who banks."""
+    told = [o for o in outcomes if o.context and o.record_found]
+    if not told:
+        return []
+    known = Counter(o.banker_known for o in told)
+    right = sum(o.banker_right for o in told)
+    co = sum(o.co_bank_right for o in told)
+    return [
+        f"- The banker's box, told box 1 ({len(told)} rounds with a record): right in {right} "
+        f"({right / len(told):.1%}; "
+        + ", ".join(f"{n} {k}" for k, n in sorted(known.items()))
+        + f"); co-bank told apart in {co} ({co / len(told):.1%})."
     ]
 
 
