@@ -195,15 +195,21 @@ def run(out: Path, results: Path, seconds: float, images: int, real: Path | None
         if not done.exists():
             budget.log(f"{family} left out: failed (see its log)")
             continue
-        measured[family] = json.loads(done.read_text())
-        held = out / f"without-{family}" / "held"
-        measured[family]["trained_on_all"] = crop_accuracy(results / "reader.onnx", held)  # type: ignore[index]
-        budget.save("families.json", measured)
-        kinds = measured[family]["left_out"]["by_kind"]  # type: ignore[index]
-        budget.log(f"{family} left out: " + json.dumps(
-            {k: round(v["accuracy"], 4) for k, v in kinds.items()}))  # fmt: skip
+        _keep_left_out(budget, measured, family, out, results, "")
     budget.log("done")
     return 0
+
+
+def _keep_left_out(budget: Budget, measured: dict[str, object], family: str, out: Path,
+                   results: Path, took: str) -> None:  # fmt: skip
+    """A left-out reader's figures, beside the full reader's on the same crops, saved at once."""
+    measured[family] = json.loads((out / f"without-{family}" / "measured.json").read_text())
+    held = out / f"without-{family}" / "held"
+    measured[family]["trained_on_all"] = crop_accuracy(results / "reader.onnx", held)  # type: ignore[index]
+    budget.save("families.json", measured)
+    kinds = measured[family]["left_out"]["by_kind"]  # type: ignore[index]
+    budget.log(f"{family} left out{took}: " + json.dumps(
+        {k: round(v["accuracy"], 4) for k, v in kinds.items()}))  # fmt: skip
 
 
 def _one_at_a_time(budget: Budget, data: Path, crops: Path, out: Path, results: Path,
@@ -222,15 +228,8 @@ def _one_at_a_time(budget: Budget, data: Path, crops: Path, out: Path, results: 
     measured: dict[str, object] = {}
     for k, family in enumerate(FAMILIES):
         hours = max((budget.left() - 60) / (len(FAMILIES) - k), 60) / 3600
-        done = out / f"without-{family}" / "measured.json"
         leave_out(family, data, out / f"without-{family}", start, hours, device, real)
-        measured[family] = json.loads(done.read_text())
-        held = out / f"without-{family}" / "held"
-        measured[family]["trained_on_all"] = crop_accuracy(results / "reader.onnx", held)  # type: ignore[index]
-        budget.save("families.json", measured)
-        kinds = measured[family]["left_out"]["by_kind"]  # type: ignore[index]
-        budget.log(f"{family} left out ({hours * 60:.1f} min): " + json.dumps(
-            {k: round(v["accuracy"], 4) for k, v in kinds.items()}))  # fmt: skip
+        _keep_left_out(budget, measured, family, out, results, f" ({hours * 60:.1f} min)")
     budget.log("done")
     return 0
 
