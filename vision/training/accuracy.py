@@ -91,6 +91,9 @@ class Outcome:
     co_bank_right: bool = False
     """The record says co-bank exactly when the chung's face said co-banker."""
     banker_known: str = ""
+    declined: str | None = None
+    """The irregularity planned for the round that its bank makes none: a player/banker sets
+    their own hand as they like (`rules.house_sets_bank`), so the round is followed as clean."""
 
 
 def layers_only(plan: Plan) -> bool:
@@ -163,6 +166,9 @@ def run_round(
     studio = Studio.of(seed, rules, [injected] if injected else [], resolution, context=context)
     truth = ground_truth(studio.plan)
     key = f"{seed}-{rules}-{injected or 'clean'}-{resolution[0]}x{resolution[1]}"
+    planned, declined = injected, None
+    if injected and injected not in {i["kind"] for i in truth["irregularities"]}:  # type: ignore[attr-defined]
+        injected, declined = None, planned
     key += "-context" if context else ""
     seen = _seen(studio, rules, source, Path(cache) / key if cache else None)
     if isinstance(seen.table, str):
@@ -230,6 +236,7 @@ def run_round(
         studio.frame_count,
         confidence=sure,
         layers_only=layers_only(plan),
+        declined=declined,
         context=context,
         other_cut_fits=injected == "wrong-cut-order" and other_cut_fits(plan, table),
         **cut,  # type: ignore[arg-type]
@@ -449,6 +456,7 @@ def report(
         f"- Rounds whose calibration failed: {len(failed)}.",
         _confidence_line(outcomes),
         *_layers_line(outcomes),
+        *_declined_lines(outcomes),
         *_bank_lines(outcomes),
         *_cut_lines(outcomes),
         _late_line(outcomes),
@@ -484,6 +492,20 @@ def _layers_line(outcomes: list[Outcome]) -> list[str]:
         + f"of the other {len(seen)}, {caught} caught ({caught / max(len(seen), 1):.1%}): "
         + (", ".join(str(o.seed) for o in seen if kind not in o.raised) or "none")
         + " missed.",
+    ]
+
+
+def _declined_lines(outcomes: list[Outcome]) -> list[str]:
+    """Rounds planned with an irregularity their bank makes none (counted clean above)."""
+    declined = Counter(o.declined for o in outcomes if o.declined)
+    if not declined:
+        return []
+    return [
+        "- Planned but no irregularity for the round's bank, so followed and counted as clean "
+        "rounds: "
+        + ", ".join(f"{n} {kind}" for kind, n in sorted(declined.items()))
+        + " (a player/banker banking alone sets their own hand as they like: NZ 11.2, MBS "
+        "3.27); alerts on them: " + str(sum(bool(o.raised) for o in outcomes if o.declined)) + "."
     ]
 
 
