@@ -96,13 +96,17 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         the round in progress has not begun its delivery) to its end, and overrides what the
         box would infer; a delivery that contradicts an announced cut is `wrong-cut-order`."""
         self.announced = announcement
+        self._retake()
+
+    def _retake(self) -> None:
+        """The round in progress takes its context anew while its delivery has not begun."""
         round_ = self.round
-        if round_ is not None and round_.phase in (Phase.SHUFFLE, Phase.DICE) and not round_.served:
-            self._take(announcement)
-            round_.live = list(range(len(self.judge.views)))
-            round_.required_first = (
-                self.judge.first_position(round_.dice) if round_.dice else round_.required_first
-            )
+        if round_ is None or round_.phase not in (Phase.SHUFFLE, Phase.DICE) or round_.served:
+            return
+        self._take(self.announced or self.standing)
+        round_.live = list(range(len(self.judge.views)))
+        if round_.dice:
+            round_.required_first = self.judge.first_position(round_.dice)
 
     def _watch_chung(self, t: float, markers: Detections) -> None:
         """The chung seen on a box: the banker's box, and a co-bank where its face says so. It
@@ -120,13 +124,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
             self.chung_streak.update(False, t)
         if self.chung_streak.update(True, t) and seen != self.chung:
             self.chung = seen
-            round_ = self.round
-            early = round_ is not None and round_.phase in (Phase.SHUFFLE, Phase.DICE)
-            if round_ is not None and early and not round_.served:
-                self._take(self.announced or self.standing)
-                round_.live = list(range(len(self.judge.views)))
-                if round_.dice:
-                    round_.required_first = self.judge.first_position(round_.dice)
+            self._retake()
 
     def _take(self, said: Announcement) -> None:
         """The round's context: the bank, the banker's box and the cuts the delivery is checked
