@@ -27,7 +27,6 @@ from pathlib import Path
 import cv2
 import numpy as np
 import onnxruntime
-from tqdm import tqdm
 
 from rules import CUTS, CutChoice, stack_signature
 from vision import crops, detector, refine
@@ -37,6 +36,7 @@ from vision.detector import MODELS
 from vision.follow import RoundFollower
 from vision.follow.judge import permitted_choices
 from vision.follow.records import Alert, RoundRecord
+from vision.progress import each
 from vision.synth.round import (
     DELIVERY_EACH,
     EXPOSE_EACH,
@@ -651,9 +651,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs = [(*job, args.source, (width, height), args.cache, args.context) for job in planned]
     started = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
-        outcomes = list(
-            tqdm(pool.map(run_round, jobs), total=len(jobs), desc="rounds", unit="round")
-        )
+        outcomes = list(each(pool.map(run_round, jobs), len(jobs), "rounds", "round"))
     wall = time.perf_counter() - started
     if args.json:
         Path(args.json).write_text(json.dumps([o.__dict__ for o in outcomes], indent=1))
