@@ -25,7 +25,7 @@ from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
 from room.store import Store
-from rules import CUTS, Ruleset, find_ruleset
+from rules import CutRegime, cut_regime, find_ruleset
 
 SIGNIFICANCE = 0.01
 """A chi-square p-value under this flags the dice or the cut draw for review: one honest table
@@ -111,16 +111,17 @@ CUTS_TESTED_FROM = 10
 """Rounds a table needs before its cuts are tested: fewer cannot make two bins of 5."""
 
 
-def _checkable(book: Ruleset) -> tuple[str, ...]:
-    """The book's cuts a box can name from their delivery: a round dealt with any other is no
-    draw the box saw (it is alerted on or left undecided), so the test is over these."""
-    return tuple(cut for cut in book.cuts or () if CUTS[cut].drawn is not None)
+def _random_draw(rules: str) -> CutRegime | None:
+    """The cuts a table draws at random from, where its rule book says so (MBS 3.9)."""
+    book = find_ruleset(rules)
+    return cut_regime(book, None) if book.random_cut and book.cuts is not None else None
 
 
 def cut_randomness(cuts: list[str], permitted: tuple[str, ...]) -> DiceTest | None:
     """A shift's cuts against a uniform draw from the rule book's list (MBS 3.9: the pit
     supervisor selects the cut at random every round), neighbours in the book's order pooled.
-    A cut outside the list is no draw from it (and was alerted on); it is left out."""
+    `permitted`: the cuts a box can name (`CutRegime.checkable`); a round dealt with any other
+    is no draw the box saw (it is alerted on or left undecided), so it is left out."""
     drawn = [cut for cut in cuts if cut in permitted]
     if len(drawn) < CUTS_TESTED_FROM:
         return None
@@ -213,15 +214,14 @@ def gather(store: Store, since: float, until: float, table: str | None) -> Shift
         mine = [r for r in rounds if r.table_id == table_id]
         sums = [sum(r.dice) for r in mine if len(r.dice) == 3]
         made = compliance.get(table_id, [0, 0])
-        book = find_ruleset(mine[0].rules) if mine else None
-        drawn = book is not None and book.random_cut and book.cuts is not None
+        regime = _random_draw(mine[0].rules) if mine else None
         known = [r.cut for r in mine if r.record.get("cut_known") != "undecided"]  # not guesses
         lines.append(TableLine(table_id, len(mine), sum(by_table.get(table_id, Counter()).values()),
                                (made[0], made[1]), Counter(r.cut for r in mine if r.cut),
                                sum(sums) / len(sums) if sums else None,
                                Counter(r.banker for r in mine),
-                               cut_randomness(known, _checkable(book)) if drawn and book
-                               else None, drawn))  # fmt: skip
+                               cut_randomness(known, regime.checkable) if regime else None,
+                               regime is not None))  # fmt: skip
     return Shift(
         since,
         until,

@@ -41,6 +41,12 @@ class CutRegime:
     def __str__(self) -> str:
         return f"{', '.join(self.cuts)} ({self.clause})"
 
+    @property
+    def checkable(self) -> tuple[str, ...]:
+        """The cuts whose delivery order a rule book publishes: the only ones a camera can
+        follow (and a simulator deal)."""
+        return tuple(cut for cut in self.cuts if CUTS[cut].drawn is not None)
+
 
 @dataclass(frozen=True)
 class CutChoice:

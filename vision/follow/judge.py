@@ -110,10 +110,7 @@ def permitted_choices(
     book describes cannot be checked and are left out."""
     regime = cut_regime(find_ruleset(rules), None if bank is None else Bank(bank), table_cuts)
     return tuple(
-        CutChoice(cut, options)
-        for cut in regime.cuts
-        if CUTS[cut].drawn is not None
-        for options in CUTS[cut].all_options()
+        CutChoice(cut, options) for cut in regime.checkable for options in CUTS[cut].all_options()
     )
 
 

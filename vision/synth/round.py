@@ -108,8 +108,7 @@ class Context:
     def draw(cls, ruleset: Ruleset, rng: np.random.Generator) -> Context:
         bank = list(BANKS)[int(rng.choice(len(BANKS), p=list(BANKS.values())))]
         regime = cut_regime(ruleset, bank, TABLE_CUTS.get(ruleset.id, ()))
-        drawn = tuple(c for c in regime.cuts if CUTS[c].drawn is not None)
-        return cls(bank, drawn, regime.clause)
+        return cls(bank, regime.checkable, regime.clause)
 
 
 class RoundError(ValueError):
