@@ -31,6 +31,7 @@ from pydantic import ValidationError
 from edge.clips import ClipMaker, ClipSettings, Evidence, evidence_body
 from edge.comms import Courier, MqttTransport, Transport, TransportError
 from edge.config import ConfigError, EdgeConfig
+from edge.enrolments import EnrolmentError, Enrolments
 from edge.messages import Alarm, Announce, CameraState, Health, MessageKind
 from edge.outbox import Outbox, OutboxError
 from vision.follow import Announcement, Raised, RoundFollower
@@ -207,9 +208,8 @@ class EdgeApp:
                 f"mqtt.username {config.mqtt.username!r} is not {own!r}: the broker lets a box "
                 f"publish only under its own SITE/TABLE (docs/mqtt.md#security)"
             )
-        prefix = f"{config.mqtt.prefix}/{own}"
         kinds = ("alert", "round", "evidence", "status", "health", "announce")
-        self.topics = {k: f"{prefix}/{k}" for k in kinds}
+        self.topics = {k: config.topic(self.table.table_id, k) for k in kinds}
         self.outbox = Outbox(config.outbox.path, config.outbox.min_free_mb)
         self.evidence = config.outbox.path.parent / "evidence"
         self.transport = transport or self._mqtt()
@@ -224,6 +224,10 @@ class EdgeApp:
         )
         self.source = source or self._source()
         self.models_check = self._check_models()
+        self.enrolments = Enrolments(config.outbox.path.parent / "enrolments")
+        self.enrolment: str | None = None
+        self.enrolment_seen: int | None = -1
+        self._take_enrolment()
         analysis = config.analysis
         self.follower = RoundFollower(
             self.table,
@@ -300,6 +304,29 @@ class EdgeApp:
             log.error("the models misread known frames on this machine (%s): this box's "
                       "alerts and hands cannot be trusted", check)  # fmt: skip
         return check
+
+    def _take_enrolment(self) -> None:
+        """Read by the accepted enrolment of this table's set (`paigow enrol`), at the start and
+        whenever another is accepted; after the self-check, whose known frames show the house's
+        set, not this table's. A demo's labels read nothing, but its health names the set too."""
+        marker = self.enrolments.folder / "current.json"
+        changed = marker.stat().st_mtime_ns if marker.is_file() else None
+        if changed == self.enrolment_seen:
+            return
+        self.enrolment_seen = changed
+        try:
+            current = self.enrolments.current()
+        except EnrolmentError as error:
+            log.error("%s: reading by the models alone", error)
+            current = None
+        record, known = current if current is not None else (None, None)
+        if isinstance(self.source, ModelSource):
+            self.source.reader.known_set = known
+        self.enrolment = record.id if record is not None else None
+        if record is None:
+            log.warning("no accepted enrolment of this table's tiles (paigow enrol)")
+        else:
+            log.info("reading by enrolment %s, accepted by %s", record.id, record.accepted_by)
 
     # -- running -------------------------------------------------------------------------------
 
@@ -521,10 +548,12 @@ class EdgeApp:
             free_mb=round(self.outbox.free_mb(), 1),
             analysis_fps=round(len(self.analysed_at) / SLOW_WINDOW, 2),
             alarms=alarms,
+            enrolment=self.enrolment,
         )
 
     def _health(self) -> None:
         while not self.stop.wait(self.config.observability.health_every_s):
+            self._take_enrolment()
             report = self.health()
             if report.alarms:
                 log.warning("health alarms: %s", ", ".join(report.alarms))

@@ -185,6 +185,10 @@ class EdgeConfig(BaseSettings):
             raise ConfigError(f"{path}: {where}: {message}") from None
         return config.relative_to(path.parent)
 
+    def topic(self, table_id: str, kind: str) -> str:
+        """A message's topic: PREFIX/SITE/TABLE/KIND (docs/mqtt.md)."""
+        return f"{self.mqtt.prefix}/{self.mqtt.site}/{table_id}/{kind}"
+
     def relative_to(self, base: Path) -> EdgeConfig:
         def fix(p: Path | None) -> Path | None:
             return p if p is None or p.is_absolute() else (base / p).resolve()

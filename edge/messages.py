@@ -22,7 +22,7 @@ Alarm = Literal[
 CameraState = Literal["starting", "ok", "lost", "ended"]
 
 
-MessageKind = Literal["alert", "round", "evidence"]
+MessageKind = Literal["alert", "round", "evidence", "enrolment"]
 
 
 class EvidenceClip(BaseModel):
@@ -36,6 +36,33 @@ class EvidenceClip(BaseModel):
     evidence_time_s: float = Field(title="Evidence time", description="The still's time (s).")
     from_s: float = Field(title="Clip from", description="Video time of its first frame (s).")
     to_s: float = Field(title="Clip to", description="Video time of its last frame (s).")
+
+
+class EnrolledTile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    place: int | None = Field(title="Place", description="1..32 in the order laid; null: read.")
+    face: str = Field(
+        title="Face", description="Enrolled: by place in the order of rank, else read."
+    )
+    read: str = Field(title="Read as", description="What the reader read, e.g. `4-4` or `back`.")
+    sure: float = Field(ge=0, le=1, title="How sure the reading was")
+
+
+class Enrolment(BaseModel):
+    """A table's tile set as its opening display showed it (NZ 8.0; `vision.enrol`), published
+    on `…/enrolment` by `paigow enrol`, accepted or refused. The annotated display travels in
+    the envelope (`evidence_jpeg`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(title="Id")
+    table_id: str = Field(title="Table")
+    at: float = Field(title="Unix time the display was looked at")
+    whole: bool = Field(title="Whole", description="32 tiles of one genuine set, 3 dice.")
+    in_order: bool = Field(title="Laid in order of rank")
+    problems: list[str] = Field(default_factory=list, title="What is wrong")
+    accepted_by: str | None = Field(None, title="Accepted by", description="Null: not accepted.")
+    tiles: list[EnrolledTile] = Field(title="Tiles")
+    dice: list[str] = Field(title="Dice read", description="`die-N` each.")
 
 
 class Announce(BaseModel):
@@ -70,8 +97,8 @@ class Announce(BaseModel):
 
 
 class Envelope(BaseModel):
-    """One alert, round record or alert's evidence as published on `…/alert`, `…/round` or
-    `…/evidence` (QoS 1)."""
+    """One alert, round record, alert's evidence or enrolment as published on `…/alert`,
+    `…/round`, `…/evidence` or `…/enrolment` (QoS 1)."""
 
     model_config = ConfigDict(extra="forbid")
     message_id: str = Field(
@@ -86,13 +113,14 @@ class Envelope(BaseModel):
     kind: MessageKind = Field(title="Kind of body")
     produced_at: float = Field(title="Produced at", description="Unix time the box stored it.")
     body: dict[str, Any] = Field(
-        title="Body", description="An Alert, a RoundRecord or an EvidenceClip (their schemas)."
+        title="Body",
+        description="An Alert, a RoundRecord, an EvidenceClip or an Enrolment (their schemas).",
     )
     evidence_jpeg: str | None = Field(
         None,
         title="Evidence",
-        description="Alerts: the cropped evidence frame; evidence: the whole frame annotated. "
-        "Base64 JPEG.",
+        description="Alerts: the cropped evidence frame; evidence: the whole frame annotated; "
+        "enrolment: the display annotated. Base64 JPEG.",
     )
     clip_webm: str | None = Field(
         None,
@@ -121,3 +149,9 @@ class Health(BaseModel):
     free_mb: float = Field(title="Free disk beside the outbox (MiB)")
     analysis_fps: float
     alarms: list[Alarm] = Field(default_factory=list, title="Alarms")
+    enrolment: str | None = Field(
+        None,
+        title="Enrolment in force",
+        description="The accepted enrolment of the table's tile set the reader reads by "
+        "(`paigow enrol`); null: none, the reader reads by its training alone.",
+    )

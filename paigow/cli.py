@@ -583,6 +583,73 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return _emit(args, data, human)
 
 
+def _frame(args: argparse.Namespace, source: str) -> Any:
+    """The frame to enrol from: `--image` (an image, or a video's first frame) or, with
+    `--camera`, one grabbed from the box's camera."""
+    import cv2
+
+    where = args.image if args.image else source
+    image = _read_image(where) if args.image else None
+    if image is None:
+        capture = cv2.VideoCapture(int(where) if where.isdigit() else where)
+        ok, image = capture.read()
+        capture.release()
+        if not ok:
+            raise UsageError(f"cannot read a frame from {where!r}")
+    return image
+
+
+def cmd_enrol(args: argparse.Namespace) -> int:
+    import base64
+    import time
+
+    import cv2
+
+    from edge.config import EdgeConfig
+    from edge.enrolments import EnrolmentError, Enrolments, record_of
+    from edge.outbox import Outbox
+    from vision.detector import Detector, Reader
+    from vision.enrol import enrol
+    from vision.table import TableConfig
+
+    if args.accept and not args.by:
+        raise UsageError("--accept needs --by NAME: who checked the display")
+    config = EdgeConfig.load(Path(args.config))
+    table = TableConfig.read(config.table)
+    image = _frame(args, config.camera.source)
+    started = time.monotonic()
+    seen = enrol(image, Detector(), Reader())
+    took = time.monotonic() - started
+    record = record_of(seen, table_id=table.table_id, at=time.time())
+    enrolments = Enrolments(config.outbox.path.parent / "enrolments")
+    folder = enrolments.keep(seen, image, record)
+    if args.accept and seen.whole:
+        try:
+            record = enrolments.accept(record.id, args.by)
+        except EnrolmentError as error:
+            raise UsageError(str(error)) from None
+    ok, jpeg = cv2.imencode(".jpg", cv2.imread(str(folder / "picture.jpg")))
+    outbox = Outbox(config.outbox.path, config.outbox.min_free_mb)
+    outbox.put(config.topic(table.table_id, "enrolment"), record.model_dump(mode="json"),
+               table_id=table.table_id, kind="enrolment",
+               evidence_jpeg=base64.b64encode(jpeg.tobytes()).decode() if ok else None)  # fmt: skip
+    outbox.close()
+    if record.accepted_by:
+        verdict = f"accepted by {record.accepted_by}: the box reads by it from now on"
+    elif seen.whole:
+        verdict = "not accepted yet: check the picture, then run again with --accept --by NAME"
+    else:
+        verdict = "refused: the box stays on its previous enrolment"
+    data = {**record.model_dump(mode="json"), "folder": str(folder), "seconds": round(took, 2)}
+    human = "\n".join([
+        seen.summary(), "", seen.table(), "",
+        f"{record.id}: {verdict}",
+        f"picture: {folder / 'picture.jpg'} ({took:.1f} s)",
+    ])  # fmt: skip
+    _emit(args, data, human)
+    return 0 if seen.whole else 1
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from vision.replay import LabelSource, ModelSource, Source, replay
     from vision.table import TableConfig
@@ -1043,6 +1110,23 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--table", help="one table's id (default: every table)")
     sub.add_argument("--store", help=store_help)
     sub.add_argument("--out", default="report", help="folder for report.html and report.pdf")
+
+    sub = command(
+        "enrol",
+        cmd_enrol,
+        "Learn the table's own tile set from its opening display (NZ 8.0): the 32 tiles face up "
+        "in order of rank and the dice. Exit 1 when the set is refused.",
+    )
+    sub.add_argument("--config", required=True, help="the box's edge.yaml")
+    frame = sub.add_mutually_exclusive_group(required=True)
+    frame.add_argument(
+        "--image", help="a frame of the display (an image, or a video's first frame)"
+    )
+    frame.add_argument("--camera", action="store_true", help="grab a frame from the box's camera")
+    sub.add_argument(
+        "--accept", action="store_true", help="accept a whole set: the box reads by it"
+    )
+    sub.add_argument("--by", help="who checked the display and accepts it (with --accept)")
 
     sub = command("retention", cmd_retention, "Delete evidence images older than N days.")
     sub.add_argument("--days", type=_rate, required=True, help="keep evidence this many days")

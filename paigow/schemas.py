@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from edge.config import EdgeConfig
-from edge.messages import Announce, Envelope, EvidenceClip, Health, Status
+from edge.messages import Announce, Enrolment, Envelope, EvidenceClip, Health, Status
 from vision.follow.records import Alert, RoundRecord
 from vision.table import TableConfig
 
@@ -26,6 +26,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "status": Status,
     "health": Health,
     "announce": Announce,
+    "enrolment": Enrolment,
 }
 
 

@@ -37,7 +37,7 @@ from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 from pydantic import ValidationError
 
-from edge.messages import Envelope, EvidenceClip, Health, Status
+from edge.messages import Enrolment, Envelope, EvidenceClip, Health, Status
 from room.store import Store, StoreError
 from vision.follow.records import Alert, RoundRecord
 from vision.table import ID_PATTERN
@@ -92,7 +92,8 @@ def check_envelope(topic: str, payload: bytes | bytearray, now: float) -> dict[s
         raise RefusedError("message_id or table_id not 1-64 letters, digits and _.:-")
     if not math.isfinite(envelope.produced_at) or envelope.produced_at > now + FUTURE_S:
         raise RefusedError(f"produced_at {envelope.produced_at} is not a time up to a day from now")
-    model = {"alert": Alert, "round": RoundRecord, "evidence": EvidenceClip}[envelope.kind]
+    model = {"alert": Alert, "round": RoundRecord, "evidence": EvidenceClip,
+             "enrolment": Enrolment}[envelope.kind]  # fmt: skip
     try:
         body = model.model_validate(envelope.body)
     except ValidationError as error:
@@ -162,7 +163,7 @@ class Ingest:
         self._taken_back: set[str] = set()
         """Down workers whose stand-in was disconnected by another client with their id: not
         taken again until some worker's word changes (no two stand-ins fighting over a session)."""
-        shared = ("alert", "round", "evidence")
+        shared = ("alert", "round", "evidence", "enrolment")
         self.topics = [f"$share/{group}/{prefix}/+/+/{kind}" for kind in shared]
         self.topics += [f"{prefix}/+/+/status", f"{prefix}/+/+/health"]
         self.stats = IngestStats()

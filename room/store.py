@@ -12,6 +12,8 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import dataclasses
+import datetime as dt
 import hashlib
 import secrets
 import time
@@ -159,6 +161,21 @@ class ClipRow(Base):
     stored_at: Mapped[float] = mapped_column(Float, index=True)
 
 
+class EnrolmentRow(Base):
+    """One look at a table's opening display (`edge.messages.Enrolment`), accepted or refused,
+    with the picture the box drew of it."""
+
+    __tablename__ = "enrolments"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(64), index=True)
+    at: Mapped[float] = mapped_column(Float)
+    whole: Mapped[bool] = mapped_column(Boolean)
+    accepted_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    record: Mapped[dict[str, Any]] = mapped_column(JSON)
+    picture_jpeg: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    received_at: Mapped[float] = mapped_column(Float)
+
+
 class UserRow(Base):
     __tablename__ = "users"
     username: Mapped[str] = mapped_column(String(64), primary_key=True)
@@ -220,6 +237,8 @@ class TableHealthRow(Base):
     outbox_depth: Mapped[int | None] = mapped_column(Integer, nullable=True)
     analysis_fps: Mapped[float | None] = mapped_column(Float, nullable=True)
     alarms: Mapped[list[str]] = mapped_column(JSON, default=list)
+    enrolment: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    """The accepted enrolment its box reads by, as its newest health report says."""
 
 
 SILENT_AFTER_S = 35.0
@@ -233,8 +252,12 @@ class TableCondition:
 
     table_id: str
     level: str
-    """`offline`, `silent`, `alarm` or `ok`."""
+    """`offline`, `silent`, `alarm`, `warning` or `ok`."""
     text: str
+    enrolment: str = ""
+    """The enrolment in force (its id), once the room has it."""
+    enrolled: str = ""
+    """When and by whom it was accepted, in words."""
 
 
 def table_condition(
@@ -251,7 +274,19 @@ def table_condition(
         return TableCondition(row.table_id, "alarm", ", ".join(row.alarms))
     if row.received_at is None:
         return TableCondition(row.table_id, "ok", "online, no health report yet")
-    return TableCondition(row.table_id, "ok", f"camera {row.camera}, {row.analysis_fps} frames/s")
+    running = f"camera {row.camera}, {row.analysis_fps} frames/s"
+    if not row.enrolment:
+        return TableCondition(row.table_id, "warning", f"{running}; {NOT_ENROLLED}")
+    return TableCondition(row.table_id, "ok", running, row.enrolment)
+
+
+def _clock(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+
+
+NOT_ENROLLED = "no accepted enrolment of its tiles"
+"""A box reading without its set's enrolment reads an unfamiliar design as badly as its
+training allows (`vision.enrol`): the board warns until `paigow enrol` is accepted."""
 
 
 @dataclass(frozen=True)
@@ -460,6 +495,9 @@ class Store:
         clips = [p.clip_row for p in fresh if p.clip_row]
         if clips:
             s.execute(self._insert_ignore(ClipRow), clips)
+        enrolments = [p.enrolment_row for p in fresh if p.enrolment_row]
+        if enrolments:
+            s.execute(self._insert_ignore(EnrolmentRow), enrolments)
         rounds = [p.round_row for p in fresh if p.round_row]
         if rounds:
             s.execute(insert(RoundRow), rounds)
@@ -533,6 +571,7 @@ class Store:
             row.camera, row.broker_connected = report["camera"], bool(report["broker_connected"])
             row.outbox_depth, row.analysis_fps = int(report["outbox_depth"]), report["analysis_fps"]
             row.alarms = list(report["alarms"])
+            row.enrolment = report.get("enrolment")
 
     def note_status(self, site: str, table_id: str, state: str, now: float | None = None) -> None:
         """Keep a table's retained status: `offline` is the broker's last will for its box."""
@@ -557,8 +596,29 @@ class Store:
         with self.session() as s:
             rows = s.scalars(select(TableHealthRow).order_by(TableHealthRow.table_id)).all()
             found = [table_condition(row, now, silent_after_s) for row in rows]
-        order = ("offline", "silent", "alarm", "ok")
+            kept = {e.id: e for e in s.scalars(select(EnrolmentRow).where(
+                EnrolmentRow.id.in_([c.enrolment for c in found if c.enrolment])))}  # fmt: skip
+        found = [
+            dataclasses.replace(c, enrolled=f"enrolled {_clock(kept[c.enrolment].at)} by "
+                                f"{kept[c.enrolment].accepted_by}")
+            if c.enrolment in kept else c
+            for c in found
+        ]  # fmt: skip
+        order = ("offline", "silent", "alarm", "warning", "ok")
         return sorted(found, key=lambda c: order.index(c.level))
+
+    def enrolments(self, table_id: str | None = None, limit: int = 50) -> list[EnrolmentRow]:
+        """Enrolments stored, newest first (one table's, with `table_id`)."""
+        with self.session() as s:
+            query = select(EnrolmentRow).order_by(EnrolmentRow.at.desc()).limit(limit)
+            if table_id is not None:
+                query = query.where(EnrolmentRow.table_id == table_id)
+            return list(s.scalars(query).all())
+
+    def enrolment_picture(self, enrolment_id: str) -> bytes | None:
+        with self.session() as s:
+            row = s.get(EnrolmentRow, enrolment_id)
+            return row.picture_jpeg if row is not None else None
 
     def alerts(
         self,
@@ -807,6 +867,7 @@ class _Parsed:
     alert_row: dict[str, Any] | None = None
     evidence_row: dict[str, Any] | None = None
     clip_row: dict[str, Any] | None = None
+    enrolment_row: dict[str, Any] | None = None
     round_row: dict[str, Any] | None = None
     hand_rows: list[dict[str, Any]] = field(default_factory=list)
 
@@ -820,7 +881,7 @@ class _Parsed:
             body = dict(envelope["body"])
         except (KeyError, TypeError, ValueError) as error:
             raise StoreError(f"not a paigow envelope: {error}") from None
-        if kind not in ("alert", "round", "evidence"):
+        if kind not in ("alert", "round", "evidence", "enrolment"):
             raise StoreError(f"unknown message kind {kind!r}")
         parsed = cls(
             index,
@@ -862,6 +923,18 @@ class _Parsed:
                             "jpeg": base64.b64decode(jpeg),
                             "stored_at": now,
                         }
+            elif kind == "enrolment":
+                jpeg = envelope.get("evidence_jpeg")
+                parsed.enrolment_row = {
+                    "id": str(body["id"]),
+                    "table_id": str(body["table_id"]),
+                    "at": float(body["at"]),
+                    "whole": bool(body["whole"]),
+                    "accepted_by": body.get("accepted_by"),
+                    "record": body,
+                    "picture_jpeg": base64.b64decode(jpeg) if isinstance(jpeg, str) else None,
+                    "received_at": now,
+                }
             elif kind == "evidence":
                 parsed.clip_row = {
                     "alert_id": str(body["alert_id"]),

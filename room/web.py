@@ -330,6 +330,12 @@ def create_app(
         found = store.clip(alert_id)
         return private(found.frame_jpeg if found else None, "image/jpeg", "whole frame")
 
+    @app.get("/enrolments/{enrolment_id}.jpg")
+    def enrolment_picture(request: Request, enrolment_id: str) -> Response:
+        """The picture a table's box drew of an opening display it enrolled."""
+        user(request)
+        return private(store.enrolment_picture(enrolment_id), "image/jpeg", "enrolment picture")
+
     @app.get("/report", response_class=HTMLResponse)
     def report(request: Request, day: str = "", shift: str = "", table: str = "") -> HTMLResponse:
         """A shift report made on demand: today's whole day unless a day and shift are asked."""

@@ -3,6 +3,7 @@ duplicates, gaps), the shift report, retention, and the review UI in a real head
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import datetime as dt
 import json
@@ -18,7 +19,9 @@ import uuid
 from html import escape as html_escape
 from pathlib import Path
 
+import cv2
 import httpx
+import numpy as np
 import pytest
 import sqlalchemy
 import uvicorn
@@ -28,7 +31,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from room.ingest import Ingest
+from room.ingest import Ingest, check_envelope
 from room.report import chi2_sf, dice_fairness, write_report
 from room.shift import shift_messages, simulate_shift
 from room.store import (
@@ -426,31 +429,47 @@ def test_shared_ingest_stores_each_message_once(store: Store, tmp_path: Path) ->
     assert [(g.table_id, g.observed) for g in gaps] == [("t2", "message 7 never arrived")]
 
 
-def health(table: str, at: float, alarms: list[str] | None = None, camera: str = "ok") -> dict:  # type: ignore[type-arg]
+def health(table: str, at: float, alarms: list[str] | None = None, camera: str = "ok",
+           enrolment: str | None = "e1") -> dict:  # type: ignore[type-arg]  # fmt: skip
     """A box's health report as `edge.messages.Health` writes it."""
     return {"table_id": table, "at": at, "camera": camera, "broker_connected": True,
             "outbox_depth": 0, "free_mb": 900.0, "analysis_fps": 10.0,
-            "alarms": alarms or []}  # fmt: skip
+            "alarms": alarms or [], "enrolment": enrolment}  # fmt: skip
 
 
 @pytest.mark.parametrize(
     ("state", "heard", "alarms", "level", "text"),
     [
         ("online", 95.0, [], "ok", "camera ok, 10.0 frames/s"),
+        (
+            "online",
+            95.0,
+            None,
+            "warning",
+            "camera ok, 10.0 frames/s; no accepted enrolment of its tiles",
+        ),
         ("online", None, [], "ok", "online, no health report yet"),
         ("online", 95.0, ["camera-lost"], "alarm", "camera-lost"),
         ("online", 50.0, [], "silent", "silent for 50 s"),
         (None, None, [], "silent", "never reported"),
         ("offline", 95.0, ["camera-lost"], "offline", "offline: the box left the broker"),
     ],
-    ids=["reporting", "no report yet", "an alarm", "silent", "never heard", "its last will"],
+    ids=[
+        "reporting",
+        "not enrolled",
+        "no report yet",
+        "an alarm",
+        "silent",
+        "never heard",
+        "its last will",
+    ],
 )
 def test_a_tables_condition_is_its_worst_news(
-    state: str | None, heard: float | None, alarms: list[str], level: str, text: str
+    state: str | None, heard: float | None, alarms: list[str] | None, level: str, text: str
 ) -> None:
     row = TableHealthRow(table_id="t1", state=state, state_at=(heard or 95.0) if state else None,
-                         received_at=heard,
-                         camera="ok", analysis_fps=10.0, alarms=alarms)  # fmt: skip
+                         received_at=heard, camera="ok", analysis_fps=10.0, alarms=alarms or [],
+                         enrolment=None if alarms is None else "e1")  # fmt: skip
     condition = table_condition(row, now=100.0)
     assert (condition.level, condition.text) == (level, text)
 
@@ -608,6 +627,56 @@ def test_the_board_shows_each_tables_health_live(server, browser, store: Store) 
     assert shown == [["table-alarm", "pgt-09 camera-lost"],
                      ["table-ok", "pgt-07 camera ok, 10.0 frames/s"]]  # fmt: skip
     assert httpx.get(server + "/tables").status_code == 401  # not without logging in
+
+
+def enrolment_envelope(seq: int, table: str, enrolment_id: str, by: str | None) -> dict:  # type: ignore[type-arg]
+    """`paigow enrol`'s message as the box's outbox sends it (`edge.messages.Enrolment`)."""
+    _, jpeg = cv2.imencode(".jpg", np.full((40, 60, 3), 200, np.uint8))
+    return {
+        "message_id": enrolment_id, "seq": seq, "table_id": table, "kind": "enrolment",
+        "produced_at": 0.0, "evidence_jpeg": base64.b64encode(jpeg.tobytes()).decode(),
+        "body": {"id": enrolment_id, "table_id": table, "at": 1_790_000_000.0 + seq,
+                 "whole": by is not None, "in_order": True, "accepted_by": by,
+                 "problems": [] if by else ["31 tiles face up, a set has 32"],
+                 "tiles": [{"place": 1, "face": "6-6", "read": "6-6", "sure": 0.99}],
+                 "dice": ["die-1", "die-2", "die-3"]},
+    }  # fmt: skip
+
+
+def test_enrolments_are_kept_and_a_table_without_one_is_a_warning(any_store: Store) -> None:
+    refused_at_the_table = json.dumps(enrolment_envelope(1, "t1", "e0", None)).encode()
+    check_envelope("paigow/s1/t1/enrolment", refused_at_the_table, 0.0)  # the room takes it
+    any_store.ingest(enrolment_envelope(1, "t1", "e0", None))  # refused at the table: kept too
+    any_store.ingest(enrolment_envelope(2, "t1", "e1", "ann"))
+    assert [(e.id, e.whole, e.accepted_by) for e in any_store.enrolments("t1")] == [
+        ("e1", True, "ann"), ("e0", False, None)]  # fmt: skip
+    assert any_store.enrolment_picture("e1")[:2] == b"\xff\xd8"  # type: ignore[index]
+    any_store.note_health("s1", health("t1", 100.0, enrolment="e1"), now=100.5)
+    any_store.note_health("s1", health("t2", 100.0, enrolment=None), now=100.5)
+    found = {c.table_id: c for c in any_store.table_conditions(now=105.0)}
+    assert (found["t1"].level, found["t2"].level) == ("ok", "warning")
+    assert found["t1"].enrolled.startswith("enrolled ") and found["t1"].enrolled.endswith(" by ann")
+    assert found["t2"].text.endswith("no accepted enrolment of its tiles")
+    assert [c.table_id for c in any_store.table_conditions(now=105.0)] == ["t2", "t1"]
+
+
+def test_the_board_links_each_tables_enrolment_picture(server, browser, store: Store) -> None:  # type: ignore[no-untyped-def]
+    store.ingest(enrolment_envelope(1, "pgt-07", "e7", "ann"))
+    store.note_health("s1", health("pgt-07", time.time(), enrolment="e7"))
+    store.note_health("s1", health("pgt-09", time.time(), enrolment=None))
+    log_in(browser, server, "vince", "viewer-pw1")
+    link = WebDriverWait(browser, 10).until(
+        expected_conditions.presence_of_element_located((By.CSS_SELECTOR, "#tables a.enrolled"))
+    )
+    assert link.text.endswith("by ann") and link.get_attribute("href").endswith(
+        "/enrolments/e7.jpg"
+    )
+    warned = browser.find_element(By.CSS_SELECTOR, "#tables .table-warning").text
+    assert warned.startswith("pgt-09") and "no accepted enrolment" in warned
+    browser.get(server + "/enrolments/e7.jpg")
+    width = browser.execute_script("return document.images[0] && document.images[0].naturalWidth")
+    assert width == 60
+    assert httpx.get(server + "/enrolments/e7.jpg").status_code == 303  # to the login page first
 
 
 def test_a_reviewer_takes_the_least_sure_incidents_first(server, browser, store: Store) -> None:  # type: ignore[no-untyped-def]

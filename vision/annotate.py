@@ -44,28 +44,50 @@ def _font(shape: tuple[int, ...]) -> tuple[float, int]:
 def tags(shape: tuple[int, ...], detections: Detections) -> list[Tag]:
     """The tags of the faces and dice (backs go untagged: the colour says it, and 32 tags would
     hide the faces), each where it overlaps no earlier one if there is such a place."""
+    return place_tags(shape, [
+        (corners, label if score >= SURE else f"{label} {score:.0%}", _colour(label))
+        for corners, label, score in zip(
+            detections.corners, detections.labels, detections.label_scores, strict=True
+        )
+        if label != "back"
+    ])  # fmt: skip
+
+
+def place_tags(
+    shape: tuple[int, ...],
+    items: list[tuple[NDArray[np.float64], str, tuple[int, int, int]]],
+) -> list[Tag]:
+    """A tag for each (corners, text, colour), each beside its box where it overlaps no earlier
+    one if there is such a place."""
     scale, thickness = _font(shape)
     placed: list[Tag] = []
-    for corners, label, score in zip(
-        detections.corners, detections.labels, detections.label_scores, strict=True
-    ):
-        if label == "back":
-            continue
-        text = label if score >= SURE else f"{label} {score:.0%}"
+    for corners, text, colour in items:
         (width, height), baseline = cv2.getTextSize(text, FONT, scale, thickness)
         box = _free_place(corners, width + 4, height + baseline + 4, [t.box for t in placed], shape)
-        placed.append(Tag(text, _colour(label), box))
+        placed.append(Tag(text, colour, box))
     return placed
 
 
 def annotate(image: NDArray[np.uint8], detections: Detections) -> NDArray[np.uint8]:
     """Each detection outlined in its colour (faces green, backs orange, dice red); faces and
     dice named on a filled tag beside the box, with the score where the reader was unsure."""
+    outlines = [
+        (c, _colour(label)) for c, label in zip(detections.corners, detections.labels, strict=True)
+    ]
+    return draw(image, outlines, tags(image.shape, detections))
+
+
+def draw(
+    image: NDArray[np.uint8],
+    outlines: list[tuple[NDArray[np.float64], tuple[int, int, int]]],
+    placed: list[Tag],
+) -> NDArray[np.uint8]:
+    """A copy of `image` with each box outlined in its colour and each tag drawn filled."""
     out = image.copy()
     scale, thickness = _font(image.shape)
-    for corners, label in zip(detections.corners, detections.labels, strict=True):
-        cv2.polylines(out, [np.round(corners).astype(np.int32)], True, _colour(label), thickness)
-    for tag in tags(image.shape, detections):
+    for corners, colour in outlines:
+        cv2.polylines(out, [np.round(corners).astype(np.int32)], True, colour, thickness)
+    for tag in placed:
         x, y, w, h = tag.box
         text_height = cv2.getTextSize(tag.text, FONT, scale, thickness)[0][1]
         cv2.rectangle(out, (x, y), (x + w, y + h), tag.colour, -1)

@@ -17,7 +17,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import cv2
 import numpy as np
@@ -28,6 +28,9 @@ from vision.crops import CROP, REFINED_LEAN_MARGIN, cut
 from vision.detections import Detections
 from vision.refine import FIRST, REFINE_CROP, View, crop, decode
 from vision.reuse import Region
+
+if TYPE_CHECKING:
+    from vision.enrol import KnownSet
 
 MODELS = Path(os.environ.get("PAIGOW_MODELS", Path(__file__).resolve().parents[1] / "models"))
 """The shipped ONNX files: the repository's models/, or $PAIGOW_MODELS (the container's)."""
@@ -368,28 +371,53 @@ class Reader:
         threads: int = 2,
         flatness: Path | None = MODELS / "flatness.onnx",
         lean_margin: float = REFINED_LEAN_MARGIN,
+        known_set: KnownSet | None = None,
     ) -> None:
         self.session = _session(path, threads)
         self.lean_margin = lean_margin
+        self.known_set = known_set
         self.input = self.session.get_inputs()[0]
+        self.outputs = [o.name for o in self.session.get_outputs()][:2]
         self.names = _names(self.session)
         self.back_index = next(k for k, n in self.names.items() if n == "back")
         self.flatness = _session(flatness, threads) if flatness and flatness.exists() else None
         if self.flatness is not None:
             self.flat_index = next(k for k, n in _names(self.flatness).items() if n == "flat")
 
-    def read(self, image: NDArray[np.uint8], detections: Detections) -> Detections:
-        """Label each box with what the reader sees, within what the detector found: a tile or
-        back box becomes a face or `back` (the reader sees pips better), a die box a die value
-        (and how sure the flatness model is that it lies flat)."""
-        if not len(detections):
-            return detections
+    def look(
+        self, image: NDArray[np.uint8], detections: Detections
+    ) -> tuple[NDArray[np.float32], NDArray[np.float32] | None]:
+        """One run of the reader over every box: each row's class probabilities, and each row's
+        unit-length embedding where the model gives one (`vision.training.embedding`)."""
         crops = [
             cut(image, c, kind == "die")
             for c, kind in zip(detections.corners, detections.labels, strict=True)
         ]
-        blob = cv2.dnn.blobFromImages(crops, 1 / 255, (CROP, CROP), swapRB=True)
-        probs = self.session.run(None, {self.input.name: blob})[0]
+        return self.look_at(crops)
+
+    def look_at(
+        self, crops: Sequence[NDArray[np.uint8]]
+    ) -> tuple[NDArray[np.float32], NDArray[np.float32] | None]:
+        """`look` on crops already cut (`vision.crops.cut`)."""
+        blob = cv2.dnn.blobFromImages(list(crops), 1 / 255, (CROP, CROP), swapRB=True)
+        outputs = self.session.run(self.outputs, {self.input.name: blob})
+        if len(outputs) == 1:
+            return outputs[0], None
+        embedding = outputs[1]
+        return outputs[0], embedding / np.maximum(
+            np.linalg.norm(embedding, axis=1, keepdims=True), 1e-9
+        )
+
+    def read(self, image: NDArray[np.uint8], detections: Detections) -> Detections:
+        """Label each box with what the reader sees, within what the detector found: a tile or
+        back box becomes a face or `back` (the reader sees pips better), a die box a die value
+        (and how sure the flatness model is that it lies flat). With a `known_set`, a face-up
+        tile is read by the set's own faces too (`vision.enrol.KnownSet.combine`)."""
+        if not len(detections):
+            return detections
+        probs, embedding = self.look(image, detections)
+        if self.known_set is not None and embedding is not None:
+            probs = self.known_set.combine(probs, embedding, self.names, detections.labels)
         labels, confidence = [], []
         face_up = np.zeros(len(detections))
         for row, kind in enumerate(detections.labels):

@@ -1,0 +1,183 @@
+"""Enrolment of a table's own set from its opening display (`vision.enrol`), the simulator's
+displays (`vision.synth.display`), and reading by the set."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from vision.detections import Detections
+from vision.enrol import (
+    DISPLAY_ORDER,
+    FACE_NAMES,
+    KnownSet,
+    assign_faces,
+    best_order,
+    enrol_seen,
+    orders,
+)
+
+NAMES = {i: n for i, n in enumerate((*FACE_NAMES, "back", *(f"die-{v}" for v in range(1, 7))))}
+WIDTH, LENGTH, GAP = 18.0, 45.0, 5.0
+
+
+def tile_corners(x: float, y: float, turn: float) -> np.ndarray:
+    """A tile's box in image pixels, its long side along `turn` + 90 degrees."""
+    half = np.array([[-WIDTH, -LENGTH], [WIDTH, -LENGTH], [WIDTH, LENGTH], [-WIDTH, LENGTH]]) / 2
+    c, s = math.cos(turn), math.sin(turn)
+    return half @ np.array([[c, s], [-s, c]]) + [x, y]
+
+
+def laid(per_row: int, turn: float, from_right: bool, from_far: bool) -> np.ndarray:
+    """32 boxes as a dealer lays them, row by row, in the order laid."""
+    boxes = []
+    rows = 32 // per_row
+    for k in range(32):
+        row, column = divmod(k, per_row)
+        column = per_row - 1 - column if from_right else column
+        row = rows - 1 - row if from_far else row
+        along, across = column * (WIDTH + GAP), row * (LENGTH + 2 * GAP)
+        c, s = math.cos(turn), math.sin(turn)
+        boxes.append(tile_corners(500 + along * c - across * s, 400 + along * s + across * c, turn))
+    return np.array(boxes)
+
+
+def readings(faces: list[str], right: float, rng: np.random.Generator) -> np.ndarray:
+    """Reader probabilities over the 21 faces: the true face likeliest for a share `right` of
+    the tiles, some other face for the rest."""
+    probs = rng.dirichlet(np.ones(21) * 0.3, len(faces)) * 0.3
+    for row, face in enumerate(faces):
+        wrong = FACE_NAMES[int(rng.integers(21))] if rng.random() > right else face
+        probs[row, FACE_NAMES.index(wrong)] += 0.7
+    return probs / probs.sum(1, keepdims=True)
+
+
+@pytest.mark.parametrize("per_row", [8, 32], ids=["rows", "a line"])
+@pytest.mark.parametrize("turn", [0.0, 0.3, math.pi / 2 + 0.1], ids=["square", "turned", "across"])
+@pytest.mark.parametrize(
+    ("from_right", "from_far"), [(False, False), (True, False), (False, True), (True, True)]
+)
+def test_the_order_laid_is_found_whichever_corner_it_starts_from(
+    per_row: int, turn: float, from_right: bool, from_far: bool
+) -> None:
+    boxes = laid(per_row, turn, from_right, from_far)
+    shuffled = np.random.default_rng(1).permutation(32)
+    found = [shuffled[o].tolist() for o in orders(boxes[shuffled])]
+    assert list(range(32)) in found
+
+
+@pytest.mark.parametrize("right", [1.0, 0.7, 0.5])
+def test_a_reader_that_reads_half_the_faces_still_places_every_tile(right: float) -> None:
+    rng = np.random.default_rng(7)
+    faces = list(DISPLAY_ORDER)
+    faces[22], faces[23] = faces[23], faces[22]  # 3-6 laid before 4-5: either order is right
+    boxes = laid(8, 0.2, True, False)
+    probs = readings(faces, right, rng)
+    probs[22, FACE_NAMES.index("3-6")] += 1.0  # the mixed pair's order is told by reading
+    order = best_order(boxes, probs / probs.sum(1, keepdims=True))
+    assert order is not None
+    assert assign_faces(order, probs / probs.sum(1, keepdims=True)) == faces
+
+
+def test_tiles_in_no_order_of_rank_are_read_not_placed() -> None:
+    rng = np.random.default_rng(3)
+    faces = list(rng.permutation(DISPLAY_ORDER))
+    assert best_order(laid(8, 0.0, False, False), readings(faces, 0.9, rng)) is None
+
+
+def seen(
+    faces: list[str],
+    *,
+    dice: int = 3,
+    like: dict[int, str] | None = None,
+    body: dict[int, tuple[int, int, int]] | None = None,
+) -> Detections | tuple:  # type: ignore[type-arg]
+    """What a reader would make of a display of `faces` (all read right): detections, class
+    probabilities, embeddings (each face its own direction, a tile in `like` looking like
+    another face's) and crops (a black body, or `body`'s colour)."""
+    rng = np.random.default_rng(5)
+    boxes = laid(8, 0.0, False, False)[: len(faces)]
+    die_boxes = [tile_corners(900 + 40 * k, 300, 0.0) / [1, 2.5] for k in range(dice)]
+    corners = np.concatenate([boxes, np.array(die_boxes).reshape(-1, 4, 2)])
+    labels = ("tile",) * len(faces) + ("die",) * dice
+    probs = np.zeros((len(labels), len(NAMES)), np.float32)
+    directions = np.linalg.qr(rng.normal(size=(64, 64)))[0][:21]
+    vectors = np.zeros((len(labels), 2, 64), np.float32)
+    crops = []
+    for row, face in enumerate(faces):
+        probs[row, FACE_NAMES.index(face)] = 0.9
+        probs[row, : len(FACE_NAMES)] += 0.1 / 21
+        looks = (like or {}).get(row, face)
+        vector = directions[FACE_NAMES.index(looks)] + rng.normal(0, 0.05, 64)
+        vectors[row] = vector / np.linalg.norm(vector)
+        crop = np.full((64, 64, 3), (body or {}).get(row, (25, 22, 22)), np.uint8)
+        crop[20:26, 28:34] = 235  # a pip
+        crops.append(crop)
+    for row in range(len(faces), len(labels)):
+        probs[row, 22 + (row - len(faces)) % 6] = 1.0
+        crops.append(np.full((64, 64, 3), 230, np.uint8))
+    return Detections(corners, np.ones(len(labels)), labels), probs, vectors, crops
+
+
+def enrolled(faces: list[str], **kwargs: object):  # type: ignore[no-untyped-def]
+    found, probs, vectors, crops = seen(faces, **kwargs)  # type: ignore[misc, arg-type]
+    return enrol_seen(found, probs, vectors, NAMES, crops)
+
+
+def test_a_whole_set_laid_in_order_is_accepted_and_named_by_place() -> None:
+    enrolment = enrolled(list(DISPLAY_ORDER))
+    assert enrolment.whole, enrolment.problems
+    assert enrolment.in_order
+    assert [t.face for t in sorted(enrolment.tiles, key=lambda t: t.place or 0)] == list(
+        DISPLAY_ORDER
+    )
+    assert enrolment.dice == ("die-1", "die-2", "die-3")
+    assert "The set is whole" in enrolment.summary()
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"faces": list(DISPLAY_ORDER[:31])}, "31 tiles face up, a set has 32"),
+        ({"dice": 2}, "2 dice, a table uses 3"),
+        ({"like": {9: "6-6"}}, "place 10 (laid as 5-5) looks like the 6-6"),
+        ({"like": {25: "3-5"}}, "place 26 (laid as 2-6) looks like the 3-5"),
+        ({"body": {12: (200, 228, 238)}}, "place 13 is unlike the set (body lightness)"),
+    ],
+    ids=[
+        "a tile missing",
+        "a die missing",
+        "a civil face twice",
+        "a military face twice",
+        "another set's tile",
+    ],
+)
+def test_a_set_that_is_not_whole_is_refused_with_what_is_wrong(change: dict, said: str) -> None:  # type: ignore[type-arg]
+    faces = change.pop("faces", list(DISPLAY_ORDER))
+    enrolment = enrolled(faces, **change)
+    assert not enrolment.whole
+    assert any(said in problem for problem in enrolment.problems), enrolment.problems
+    assert "Refused: " in enrolment.summary()
+
+
+def test_a_tile_is_read_by_the_face_it_looks_like_in_the_set() -> None:
+    enrolment = enrolled(list(DISPLAY_ORDER))
+    known = KnownSet.of(enrolment)
+    tile = enrolment.tiles[4].embedding[0]  # type: ignore[index]  # a 4-4 by its place
+    probs = np.zeros((2, len(NAMES)), np.float32)
+    probs[0, FACE_NAMES.index("1-5")], probs[0, FACE_NAMES.index("4-4")] = 0.6, 0.3
+    probs[1, 25] = 1.0  # a die reading 4
+    read = known.combine(probs, np.stack([tile, tile]), NAMES, ("tile", "die"))
+    assert FACE_NAMES[int(np.argmax(read[0, :21]))] == "4-4"
+    assert read[0].sum() == pytest.approx(probs[0].sum())
+    assert np.array_equal(read[1], probs[1])  # dice are the classifier's alone
+
+
+def test_a_known_set_survives_saving(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    known = KnownSet.of(enrolled(list(DISPLAY_ORDER)))
+    known.save(tmp_path / "set.npz")
+    again = KnownSet.load(tmp_path / "set.npz")
+    assert again.faces == known.faces and np.array_equal(again.vectors, known.vectors)
+    assert len(again.faces) == 64  # every tile as cut and turned half round

@@ -1,0 +1,488 @@
+"""Enrolment: the table's own set of tiles, learnt from its opening display, and tiles in play
+read by it.
+
+NZ 8.0 has the dealer display a new set's 32 tiles face up in order of rank before play (a
+replacement set too, NZ 10.16). Laid in that order, each tile's face is known from its place,
+up to the order of a mixed rank's two tiles, whether or not the reader can read this maker's
+design. `enrol` finds the order the tiles were laid in (rows or a line, from either end), names
+each tile by its place and by reading, says where the two disagree, and checks the set is
+whole: 32 tiles face up, none twice, none from another set, three dice. A display in any other
+arrangement is read rather than placed.
+
+The reader gives, besides its classes, an embedding of each crop (`vision.training.embedding`).
+An accepted enrolment keeps each tile's embedding with its face (`KnownSet`); in play a tile is
+then read by the classifier and by its nearest enrolled tiles together (`KnownSet.combine`),
+and a face-up tile near none of them is a foreign-tile candidate.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from rules import FACES, FULL_SET, Tile, check_set
+from vision.annotate import draw, place_tags
+from vision.crops import cut
+from vision.detections import Detections, polygon_iou
+
+if TYPE_CHECKING:
+    from vision.detector import Detector, Reader
+
+DISPLAY_ORDER: tuple[str, ...] = tuple(str(t) for t in FACES for _ in range(t.copies))
+"""The 32 tiles highest first, as NZ 8.0 has them displayed."""
+RANK_OF_PLACE: tuple[frozenset[str], ...] = tuple(
+    frozenset(str(t) for t in FACES if t.rank == Tile.parse(face).rank) for face in DISPLAY_ORDER
+)
+"""The faces a place in the display may hold: one face, or a mixed rank's two in either order."""
+FACE_NAMES = tuple(str(t) for t in FACES)
+MIXED_PAIRS = tuple(
+    place for place in range(len(DISPLAY_ORDER) - 1)
+    if len(RANK_OF_PLACE[place]) == 2 and DISPLAY_ORDER[place] != DISPLAY_ORDER[place + 1]
+    and (place == 0 or RANK_OF_PLACE[place - 1] != RANK_OF_PLACE[place])
+)  # fmt: skip
+"""The first place of each mixed rank's two (`4-5` and `3-6`, ...): either may lie first."""
+
+FACE_DOWN = 0.9
+"""A display's tile lies face down when the reader is this sure it sees a back: a reader that
+never saw a design with small engraved dots reads some of its faces as backs, less surely."""
+
+# -- finding the order --------------------------------------------------------------------
+ROW_SPLIT = 0.5
+"""Two tiles are in different rows when their centres are further apart along the tiles' long
+axis than this share of a tile's length: rows are a tile's length apart, a row's own tiles a
+few millimetres."""
+IN_ORDER = 0.4
+"""The display counts as laid in order of rank when, in the order that fits it best, this share
+of the tiles reads as a face their place may hold. A reader that has never seen the design
+reads 60-90% of its faces right (`models/MODEL_CARD.md`); in an order that is not the layout's,
+about one tile in twenty fits by chance."""
+
+LOOKS = ((0.0, 0.0), (0.24, 0.0), (-0.24, 0.0), (0.0, 0.15), (0.0, -0.15))
+"""Offsets of the crops each display tile's embedding is averaged over, in tile widths: about
+the spread of the detector's boxes (`vision.crops`). On displays of three families it raised
+the least likeness of a face's two copies from 0.85-0.86 to 0.85-0.91 (1st percentile)."""
+
+# -- checking the set -----------------------------------------------------------------------
+CIVIL_TWIN = 0.25
+"""A tile placed as a face with two copies is another face's when it is this much more like
+(cosine of embeddings) a tile placed otherwise than like its own copy. Chosen on 24 displays
+of three families (classic, ivory, navy) read by readers that never saw them: a whole set's
+tiles came up to 0.21 (one ivory tile 0.48), a doubled tile from 0.40 (one ivory tile 0.08)."""
+MILITARY_TWIN = -0.015
+"""A tile placed as a face with one copy is another face's when it is as like a tile placed
+otherwise as that tile's own copies are like each other, less this: a whole set's tiles came
+up to -0.02 in navy and -0.09 in classic (ivory up to 0.09), a doubled tile from 0.004 (one
+navy tile -0.23). `vision.training.enrolment` measures what it catches and refuses."""
+STYLE_OUTLIER = 6.0
+"""A tile whose body colour or size lies this many robust deviations (1.48 MAD) from the rest
+of the set's is from another set."""
+STYLE_FLOOR = np.array([4.0, 3.0, 3.0, 0.04, 0.04])
+"""The least deviation counted for each style feature (body L, a, b, length, width): a set's
+own tiles can agree closer than light and the camera let the numbers mean."""
+
+
+@dataclass(frozen=True)
+class SeenTile:
+    """One tile of the display: where it lies, what it reads as, and where it was placed."""
+
+    corners: NDArray[np.float64]
+    read: str
+    read_score: float
+    placed: str | None
+    """The face its place in the order of rank names; None where the display is not in order."""
+    place: int | None
+    """1..32 in the order laid."""
+    embedding: NDArray[np.float32] | None
+    """2 x D: the reader's embedding of its crop as cut and turned half round (a crop's turn
+    is a guess, `vision.crops.canonical`)."""
+
+    @property
+    def face(self) -> str:
+        """The face enrolled: by place where the display is in order, else as read."""
+        return self.placed or self.read
+
+    @property
+    def agrees(self) -> bool:
+        return self.placed is None or self.placed == self.read
+
+
+@dataclass(frozen=True)
+class Enrolment:
+    """What the box made of an opening display: every tile, the dice, and what is wrong."""
+
+    tiles: tuple[SeenTile, ...]
+    dice: tuple[str, ...]
+    in_order: bool
+    problems: tuple[str, ...]
+
+    @property
+    def whole(self) -> bool:
+        """A genuine set, whole, displayed as the rules ask: the enrolment may be accepted."""
+        return not self.problems
+
+    @property
+    def disagreements(self) -> list[SeenTile]:
+        return [t for t in self.tiles if not t.agrees]
+
+    def table(self) -> str:
+        """Each face, how many, and how surely the reader agrees, as a text table."""
+        lines = [f"{'face':<6}{'count':>6}  {'read as':<14}{'sure':>6}"]
+        for face in FACE_NAMES:
+            seen = [t for t in self.tiles if t.face == face]
+            reads = ", ".join(sorted({t.read for t in seen if t.read != face})) or face
+            sure = min((t.read_score for t in seen if t.read == face), default=0.0)
+            mark = "" if len(seen) == FULL_SET[Tile.parse(face)] else "  <- wrong count"
+            lines.append(f"{face:<6}{len(seen):>6}  {reads:<14}{sure:>6.0%}{mark}")
+        lines.append(
+            f"dice: {len(self.dice)} ({', '.join(d.removeprefix('die-') for d in self.dice)})"
+        )
+        return "\n".join(lines)
+
+    def summary(self) -> str:
+        how = "in order of rank" if self.in_order else "not in order of rank: read, not placed"
+        head = f"{len(self.tiles)} tiles face up, {how}; {len(self.disagreements)} read otherwise"
+        if self.whole:
+            return f"{head}. The set is whole."
+        return f"{head}. Refused: " + "; ".join(self.problems) + "."
+
+
+def enrol(image: NDArray[np.uint8], detector: Detector, reader: Reader) -> Enrolment:
+    """Find, read and place the display in `image` and check the set it shows."""
+    return enrol_found(image, one_box_per_tile(detector.detect(image)), reader)
+
+
+def one_box_per_tile(found: Detections) -> Detections:
+    """Drop a tile box that overlaps a surer one by more than `vision.detector.OVERLAP`. The
+    refiner can move two boxes the detector kept apart onto one tile; in a display of tiles
+    laid side by side that happened in 4 of 8 frames (a tile boxed twice, 33-34 tiles)."""
+    from vision.detector import OVERLAP
+
+    kept: list[int] = []
+    for i in np.argsort(-found.confidence, kind="stable"):
+        if found.labels[i] == "die" or all(
+            found.labels[j] == "die" or polygon_iou(found.corners[i], found.corners[j]) <= OVERLAP
+            for j in kept
+        ):
+            kept.append(int(i))
+    return found[np.sort(np.asarray(kept, np.int64))]
+
+
+def enrol_found(image: NDArray[np.uint8], found: Detections, reader: Reader) -> Enrolment:
+    """`enrol` on boxes already found. Each tile's embedding is the mean over crops cut a little
+    off its box (`LOOKS`): a box a few pixels off moves one crop's embedding as much as another
+    face would."""
+    crops = [
+        cut(image, c, kind == "die") for c, kind in zip(found.corners, found.labels, strict=True)
+    ]
+    probs = reader.look_at(crops)[0]
+    short = np.linalg.norm(found.corners[:, 1] - found.corners[:, 0], axis=1)
+    short = np.minimum(short, np.linalg.norm(found.corners[:, 2] - found.corners[:, 1], axis=1))
+    sums = None
+    for dx, dy in LOOKS:
+        moved = found.corners + (np.array([dx, dy])[None, :] * short[:, None])[:, None, :]
+        shifted = [
+            cut(image, c, kind == "die") for c, kind in zip(moved, found.labels, strict=True)
+        ]
+        upright = reader.look_at(shifted)[1]
+        turned = reader.look_at([crop[::-1, ::-1] for crop in shifted])[1]
+        if upright is None or turned is None:
+            break
+        both = np.stack([upright, turned], 1)
+        sums = both if sums is None else sums + both
+    embedding = None if sums is None else sums / np.linalg.norm(sums, axis=2, keepdims=True)
+    return enrol_seen(found, probs, embedding, reader.names, crops)
+
+
+def enrol_seen(
+    found: Detections,
+    probs: NDArray[np.float32],
+    embedding: NDArray[np.float32] | None,
+    names: dict[int, str],
+    crops: list[NDArray[np.uint8]],
+) -> Enrolment:
+    """`enrol` on what the detector found and the reader saw, row by row: class probabilities
+    and embeddings (N x 2 x D, as cut and turned half round)."""
+    face_columns = np.array([next(k for k, n in names.items() if n == f) for f in FACE_NAMES])
+    back = next(k for k, n in names.items() if n == "back")
+    dice_columns = np.array([k for k, n in names.items() if n.startswith("die-")])
+    is_die = np.array([label == "die" for label in found.labels], bool)
+    dice = tuple(
+        names[int(dice_columns[np.argmax(probs[i, dice_columns])])] for i in np.flatnonzero(is_die)
+    )
+    tiles = np.flatnonzero(~is_die)
+    face_down = [i for i in tiles if probs[i, back] >= FACE_DOWN]
+    up = np.array([i for i in tiles if i not in face_down], np.int64)
+    faces = probs[up][:, face_columns]
+    faces = faces / np.maximum(faces.sum(1, keepdims=True), 1e-9)
+    problems: list[str] = []
+    if face_down:
+        problems.append(f"{len(face_down)} tile{'s' * (len(face_down) > 1)} face down")
+    if len(up) != len(DISPLAY_ORDER):
+        problems.append(f"{len(up)} tiles face up, a set has {len(DISPLAY_ORDER)}")
+    order = best_order(found.corners[up], faces)
+    placed: list[str | None] = [None] * len(up)
+    places: list[int | None] = [None] * len(up)
+    if order is not None:
+        for place, (row, face) in enumerate(zip(order, assign_faces(order, faces), strict=True)):
+            placed[row], places[row] = face, place + 1
+    read = [FACE_NAMES[int(np.argmax(row))] for row in faces]
+    seen = tuple(
+        SeenTile(
+            found.corners[i],
+            read[k],
+            float(faces[k].max()),
+            placed[k],
+            places[k],
+            None if embedding is None else embedding[i],
+        )
+        for k, i in enumerate(up)
+    )
+    if order is None:
+        report = check_set([Tile.parse(t.read) for t in seen], whole_set=True)
+        if not report.ok:
+            problems.append(f"as read: {report}")
+    elif embedding is not None:
+        problems += twins(seen)
+    problems += strangers(seen, [crops[i] for i in up])
+    if len(dice) != 3:
+        problems.append(f"{len(dice)} dice, a table uses 3")
+    return Enrolment(seen, dice, order is not None, tuple(problems))
+
+
+AGREED, OTHERWISE, WRONG = (0, 150, 0), (0, 160, 230), (0, 0, 220)
+"""A display tile's colour in the picture: read as placed, read otherwise, named by a problem."""
+PICTURE_MARGIN = 0.25
+"""The picture shows the display and this share of its size around it, at full resolution."""
+
+
+def picture(image: NDArray[np.uint8], enrolment: Enrolment) -> NDArray[np.uint8]:
+    """The display as a person checks it: each tile outlined and tagged with its place and face,
+    orange with what it read as where the reader read otherwise, red where a problem names its
+    place; cut to the display and enlarged so that the tags are legible."""
+    named = {int(word) for problem in enrolment.problems
+             for word in re.findall(r"place (\d+)", problem)}  # fmt: skip
+    corners = [t.corners for t in enrolment.tiles]
+    if not corners:
+        return image
+    low = np.min([c.min(0) for c in corners], axis=0)
+    high = np.max([c.max(0) for c in corners], axis=0)
+    pad = (high - low) * PICTURE_MARGIN
+    x0, y0 = np.maximum(low - pad, 0).astype(int)
+    x1, y1 = np.minimum(high + pad, [image.shape[1], image.shape[0]]).astype(int)
+    zoom = max(1.0, 1000 / max(x1 - x0, y1 - y0, 1))
+    part = cv2.resize(image[y0:y1, x0:x1], None, fx=zoom, fy=zoom, interpolation=cv2.INTER_CUBIC)
+    items, outlines = [], []
+    for tile in enrolment.tiles:
+        box = (tile.corners - [x0, y0]) * zoom
+        colour = WRONG if tile.place in named else AGREED if tile.agrees else OTHERWISE
+        where = f"{tile.place}:" if tile.place else ""
+        text = f"{where}{tile.face}" + ("" if tile.agrees else f" ({tile.read})")
+        items.append((box, text, colour))
+        outlines.append((box, colour))
+    return draw(part, outlines, place_tags(part.shape, items))
+
+
+# -- the order of rank ------------------------------------------------------------------------
+
+
+def orders(corners: NDArray[np.float64]) -> list[NDArray[np.int64]]:
+    """Every order the tiles may have been laid in: rows across the tiles' long axis (a line is
+    one row), each row the same way or turning back, starting from any corner."""
+    if not len(corners):
+        return []
+    centres = corners.mean(1)
+    long_edges = np.where(
+        (np.linalg.norm(corners[:, 1] - corners[:, 0], axis=1)
+         > np.linalg.norm(corners[:, 2] - corners[:, 1], axis=1))[:, None],
+        corners[:, 1] - corners[:, 0],
+        corners[:, 2] - corners[:, 1],
+    )  # fmt: skip
+    angles = np.arctan2(long_edges[:, 1], long_edges[:, 0])
+    axis = np.angle(np.exp(2j * angles).sum()) / 2  # the long axes' mean, a line's direction
+    across_axis = np.array([np.cos(axis), np.sin(axis)])
+    along_axis = np.array([-across_axis[1], across_axis[0]])
+    length = float(np.median(np.linalg.norm(long_edges, axis=1)))
+    across, along = centres @ across_axis, centres @ along_axis
+    result = []
+    for across_sign, along_sign, snake in itertools.product((1, -1), (1, -1), (False, True)):
+        ranked = np.argsort(across_sign * across, kind="stable")
+        breaks = np.flatnonzero(np.diff(across_sign * across[ranked]) > ROW_SPLIT * length) + 1
+        sequence: list[int] = []
+        for number, row in enumerate(np.split(ranked, breaks)):
+            sign = -along_sign if snake and number % 2 else along_sign
+            sequence += row[np.argsort(sign * along[row], kind="stable")].tolist()
+        result.append(np.asarray(sequence, np.int64))
+    return result
+
+
+def best_order(
+    corners: NDArray[np.float64], faces: NDArray[np.float32]
+) -> NDArray[np.int64] | None:
+    """The laying order that best explains what the reader reads, if the display is in order
+    of rank (`IN_ORDER`): the row of each place, first to last. None otherwise."""
+    if len(corners) != len(DISPLAY_ORDER):
+        return None
+    allowed = np.array([[f in rank for f in FACE_NAMES] for rank in RANK_OF_PLACE])
+    best, best_fit = None, -np.inf
+    for order in orders(corners):
+        chance = (faces[order] * allowed).sum(1)
+        fit = float(np.log(chance + 1e-6).sum())
+        if fit > best_fit:
+            best, best_fit = order, fit
+    assert best is not None
+    fits = allowed[np.arange(len(best)), np.argmax(faces[best], axis=1)]
+    return best if fits.mean() >= IN_ORDER else None
+
+
+def assign_faces(order: NDArray[np.int64], faces: NDArray[np.float32]) -> list[str]:
+    """Each place's face: its own, or, for a mixed rank's two places, the two faces in the way
+    the reader finds likelier."""
+    result = list(DISPLAY_ORDER)
+    for start in MIXED_PAIRS:
+        pair = sorted(RANK_OF_PLACE[start])
+        a, b = (FACE_NAMES.index(f) for f in pair)
+        first, second = faces[order[start]], faces[order[start + 1]]
+        straight = first[a] * second[b] >= first[b] * second[a]
+        result[start], result[start + 1] = pair if straight else pair[::-1]
+    return result
+
+
+# -- is the set whole -------------------------------------------------------------------------
+
+
+def twins(tiles: tuple[SeenTile, ...]) -> list[str]:
+    """Tiles placed as one face that look like another placed face's tile (`CIVIL_TWIN`,
+    `MILITARY_TWIN`): a face doubled where another should lie."""
+    placed = [t for t in tiles if t.embedding is not None and t.placed]
+    if len(placed) < 3:
+        return []
+    upright = np.stack([t.embedding[0] for t in placed])  # type: ignore[index]
+    turned = np.stack([t.embedding[1] for t in placed])  # type: ignore[index]
+    like = np.maximum(upright @ upright.T, upright @ turned.T)
+    like = np.maximum(like, like.T)
+    faces = [t.placed for t in placed]
+    copies = [like[i, j] for i, j in zip(*np.triu_indices(len(placed), 1), strict=True)
+              if faces[i] == faces[j]]  # fmt: skip
+    typical = float(np.median(copies)) if copies else 1.0
+    problems = []
+    for i, tile in enumerate(placed):
+        others = [j for j in range(len(placed)) if faces[j] != faces[i]]
+        nearest = max(others, key=lambda j: like[i, j])
+        own = [j for j in range(len(placed)) if j != i and faces[j] == faces[i]]
+        if own:
+            doubled = like[i, nearest] - like[i, own[0]] >= CIVIL_TWIN
+        else:
+            mates = [k for k in range(len(placed)) if k != nearest and faces[k] == faces[nearest]]
+            reference = like[nearest, mates[0]] if mates else typical
+            doubled = like[i, nearest] - reference >= MILITARY_TWIN
+        if doubled:
+            problems.append(
+                f"place {tile.place} (laid as {tile.placed}) looks like the "
+                f"{faces[nearest]} at place {placed[nearest].place}: a face twice"
+            )
+    return problems
+
+
+def style(crop: NDArray[np.uint8], corners: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A tile's look apart from its face: its body's colour (Lab median of the crop's middle,
+    mostly body whatever the pips) and its length and width in pixels."""
+    h, w = crop.shape[:2]
+    inner = cv2.cvtColor(crop[h // 8 : -h // 8, w // 6 : -w // 6], cv2.COLOR_BGR2LAB)
+    body = np.median(inner.reshape(-1, 3).astype(np.float64), axis=0)
+    sides = np.linalg.norm(np.roll(corners, -1, 0) - corners, axis=1)
+    return np.array([*body, sides.max(), sides.min()])
+
+
+def strangers(tiles: tuple[SeenTile, ...], crops: list[NDArray[np.uint8]]) -> list[str]:
+    """Tiles whose colour or size is unlike the rest of the set's (`STYLE_OUTLIER`)."""
+    if len(tiles) < 8:
+        return []
+    looks = np.stack([style(c, t.corners) for c, t in zip(crops, tiles, strict=True)])
+    looks[:, 3:] /= np.median(looks[:, 3:], axis=0)
+    centre = np.median(looks, axis=0)
+    spread = np.maximum(1.4826 * np.median(np.abs(looks - centre), axis=0), STYLE_FLOOR)
+    far = np.abs(looks - centre) / spread
+    names = ("body lightness", "body colour", "body colour", "length", "width")
+    problems = []
+    for tile, row in zip(tiles, far, strict=True):
+        if row.max() >= STYLE_OUTLIER:
+            where = f"place {tile.place}" if tile.place else f"a {tile.read}"
+            problems.append(
+                f"{where} is unlike the set ({names[int(np.argmax(row))]}): another set's tile"
+            )
+    return problems
+
+
+# -- reading by the set ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KnownSet:
+    """An accepted enrolment's tiles as the reader sees them: two embeddings per tile (as cut
+    and turned half round, so a tile in play matches whichever way it lies) and its face."""
+
+    faces: tuple[str, ...]
+    vectors: NDArray[np.float32]
+
+    @classmethod
+    def of(cls, enrolment: Enrolment) -> KnownSet:
+        kept = [t for t in enrolment.tiles if t.embedding is not None]
+        if not kept:
+            raise ValueError("the enrolment holds no embeddings: the reader gives none")
+        faces = tuple(t.face for t in kept for _ in range(2))
+        return cls(faces, np.concatenate([t.embedding for t in kept]))  # type: ignore[misc]
+
+    def likeness(self, embedding: NDArray[np.float32]) -> NDArray[np.float32]:
+        """Each row's closeness (cosine) to each face's nearest enrolled tile: N x 21."""
+        sims = embedding @ self.vectors.T
+        per_face = np.full((len(embedding), len(FACE_NAMES)), -1.0, np.float32)
+        for k, face in enumerate(self.faces):
+            column = FACE_NAMES.index(face)
+            per_face[:, column] = np.maximum(per_face[:, column], sims[:, k])
+        return per_face
+
+    def combine(
+        self,
+        probs: NDArray[np.float32],
+        embedding: NDArray[np.float32],
+        names: dict[int, str],
+        kinds: tuple[str, ...],
+        weight: float | None = None,
+    ) -> NDArray[np.float32]:
+        """The reader's probabilities with each tile's faces weighed by the set (`weight`, by
+        default `SET_WEIGHT`); dice and backs are left as the classifier reads them."""
+        weight = SET_WEIGHT if weight is None else weight
+        columns = np.array([next(k for k, n in names.items() if n == f) for f in FACE_NAMES])
+        by_set = np.exp(self.likeness(embedding) / SET_TEMPERATURE)
+        out = probs.copy()
+        for row, kind in enumerate(kinds):
+            if kind == "die":
+                continue
+            faces = probs[row, columns]
+            mass = faces.sum()
+            mixed = faces ** (1 - weight) * (by_set[row] / by_set[row].sum()) ** weight
+            out[row, columns] = mixed / max(mixed.sum(), 1e-12) * mass
+        return out
+
+    def save(self, path: Path) -> None:
+        np.savez_compressed(path, faces=np.array(self.faces), vectors=self.vectors)
+
+    @classmethod
+    def load(cls, path: Path) -> KnownSet:
+        with np.load(path) as held:
+            return cls(tuple(str(f) for f in held["faces"]), held["vectors"].astype(np.float32))
+
+
+SET_TEMPERATURE = 0.05
+"""How sharply closeness to an enrolled tile becomes a probability: cosine gaps between a
+tile's own face and the next are a few hundredths."""
+SET_WEIGHT = 0.7
+"""How much the set's own faces weigh against the classifier's reading (a geometric mix)."""
+__all__ = ["DISPLAY_ORDER", "Enrolment", "KnownSet", "SeenTile", "enrol", "enrol_seen"]
