@@ -394,6 +394,36 @@ def cmd_synth_round(args: argparse.Namespace) -> int:
     return _emit(args, truth, human)
 
 
+def cmd_synth_display(args: argparse.Namespace) -> int:
+    import cv2
+
+    from vision.synth.display import render_display
+
+    from vision.synth.appearance import FAMILIES
+
+    if args.family != "house" and args.family not in FAMILIES:
+        raise UsageError(
+            f"--family: no family {args.family!r}; one of house, {', '.join(FAMILIES)}"
+        )
+    family = (args.family,)
+    shown, rendering, _ = render_display(
+        args.seed, args.family, args.arrangement, args.fault, _resolution(args.resolution)
+    )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    cv2.imwrite(str(out / "display.png"), rendering.image)
+    truth = {"seed": args.seed, "family": family[0], "arrangement": shown.arrangement,
+             "faces": list(shown.faces), "dice": list(shown.dice), "fault": shown.fault,
+             "fault_detail": shown.fault_detail}  # fmt: skip
+    (out / "truth.json").write_text(json.dumps(truth, indent=1) + "\n")
+    human = (
+        f"{family[0]} display {args.seed}, {shown.arrangement}: {len(shown.faces)} tiles, dice "
+        f"{' '.join(map(str, shown.dice))}; {shown.fault_detail or 'a whole set'} -> "
+        f"{out / 'display.png'}"
+    )
+    return _emit(args, truth, human)
+
+
 def cmd_synth_gallery(args: argparse.Namespace) -> int:
     from vision.synth.gallery import gallery
 
@@ -1009,6 +1039,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--fps", type=_rate, default=10.0, help="frames a second (default 10)")
     sub.add_argument("--resolution", metavar="WxH", default="1280x720", help="video size")
     synth_command("gallery", cmd_synth_gallery, "Render the gallery contact sheet.")
+    sub = synth_command(
+        "display",
+        cmd_synth_display,
+        "Render a table's opening display (NZ 8.0) for `paigow enrol`: image + truth.json.",
+    )
+    sub.add_argument("--family", default="house", help="an appearance family: house, classic, …")
+    sub.add_argument("--arrangement", choices=("rows", "line", "scattered"), default="rows",
+                     help="rows of eight or one line in order of rank, or scattered")  # fmt: skip
+    sub.add_argument("--fault", choices=("foreign", "missing", "doubled"),
+                     help="one tile wrong: another set's, missing, or a face twice")  # fmt: skip
+    sub.add_argument("--resolution", metavar="WxH", default="1920x1080", help="image size")
 
     sub = command("calibrate", cmd_calibrate, "Write table.yaml from an overhead frame.")
     sub.add_argument("image", metavar="IMAGE")

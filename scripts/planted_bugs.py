@@ -192,6 +192,27 @@ BUGS = (
         "",
         ("tests/test_follow.py", "-k", "inferred_from_the_delivery"),
     ),
+    Bug(
+        "enrolment-blind-to-a-face-twice",
+        "vision/enrol.py",
+        "        problems += twins(seen) if embedding is not None else []",
+        "",
+        ("tests/test_enrol.py", "tests/test_enrolment_flow.py", "-k", "not_whole or doubled"),
+    ),
+    Bug(
+        "enrolment-accepts-a-refused-set",
+        "edge/enrolments.py",
+        "        if not record.whole:",
+        "        if False:",
+        ("tests/test_enrolment_flow.py", "-k", "cannot_be_accepted_later"),
+    ),
+    Bug(
+        "a-tile-read-by-the-set-alone",
+        "vision/enrol.py",
+        "        weight = SET_WEIGHT if weight is None else weight",
+        "        weight = 1.0",
+        ("tests/test_enrol.py", "-k", "read_by_the_face or sure_reading"),
+    ),
 )
 
 

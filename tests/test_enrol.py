@@ -181,3 +181,16 @@ def test_a_known_set_survives_saving(tmp_path) -> None:  # type: ignore[no-untyp
     again = KnownSet.load(tmp_path / "set.npz")
     assert again.faces == known.faces and np.array_equal(again.vectors, known.vectors)
     assert len(again.faces) == 64  # every tile as cut and turned half round
+
+
+def test_a_sure_reading_is_not_overruled_by_a_slightly_nearer_enrolled_tile() -> None:
+    """The set weighs in (`SET_WEIGHT`), it does not decide: a tile the classifier reads as
+    `1-1` at 90% and that lies a little nearer an enrolled `4-4` (0.95) than an enrolled `1-1`
+    (0.90) stays `1-1`; one the classifier cannot tell from a `4-4` goes to the set's face."""
+    known = KnownSet(("4-4", "1-1"), np.array([[1, 0, 0], [0.8, 0.6, 0]], np.float32))
+    tile = np.array([[0.95, 0.2333, math.sqrt(1 - 0.95**2 - 0.2333**2)]] * 2, np.float32)
+    probs = np.zeros((2, len(NAMES)), np.float32)
+    probs[0, FACE_NAMES.index("1-1")], probs[0, FACE_NAMES.index("4-4")] = 0.9, 0.05
+    probs[1, FACE_NAMES.index("1-1")], probs[1, FACE_NAMES.index("4-4")] = 0.45, 0.45
+    read = known.combine(probs, tile, NAMES, ("tile", "tile"))
+    assert [FACE_NAMES[int(np.argmax(row[:21]))] for row in read] == ["1-1", "4-4"]

@@ -168,3 +168,35 @@ def test_the_box_reads_by_the_enrolment_in_force_and_says_so_in_its_health(box: 
     assert app.health().enrolment == current["id"]
     assert app.source.reader.known_set is not None  # type: ignore[union-attr]
     assert np.asarray(app.source.reader.known_set.vectors).shape[0] == 64  # type: ignore[union-attr]
+
+
+def test_synth_display_renders_a_display_with_its_truth_and_refuses_an_unknown_family(
+    tmp_path: Path,
+) -> None:
+    def synth(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "paigow.cli", "synth", "display", "--out", str(tmp_path)]
+        return subprocess.run([*command, *args], capture_output=True, text=True, check=False)
+
+    run = synth(
+        "--family", "cream", "--fault", "missing", "--seed", "3", "--resolution", "1280x720"
+    )
+    assert run.returncode == 0, run.stderr
+    truth = json.loads((tmp_path / "truth.json").read_text())
+    assert len(truth["faces"]) == 31 and truth["fault"] == "missing" and "is empty" in run.stdout
+    assert cv2.imread(str(tmp_path / "display.png")).shape == (720, 1280, 3)
+    run = synth("--family", "marble")
+    assert run.returncode == 2 and "--family: no family 'marble'" in run.stderr
+
+
+def test_a_refused_enrolment_cannot_be_accepted_later(tmp_path: Path) -> None:
+    from edge.enrolments import EnrolmentError, Enrolments, record_of
+    from vision.detector import Detector, Reader
+
+    _, rendering, _ = render_display(SEED, *DOUBLED)  # type: ignore[arg-type]
+    seen = enrol(rendering.image, Detector(), Reader())
+    record = record_of(seen, table_id="t1", at=1.0)
+    kept = Enrolments(tmp_path / "enrolments")
+    kept.keep(seen, rendering.image, record)
+    with pytest.raises(EnrolmentError, match="was refused"):
+        kept.accept(record.id, "ann")
+    assert kept.current() is None
