@@ -397,27 +397,25 @@ def cmd_synth_round(args: argparse.Namespace) -> int:
 def cmd_synth_display(args: argparse.Namespace) -> int:
     import cv2
 
-    from vision.synth.display import render_display
-
     from vision.synth.appearance import FAMILIES
+    from vision.synth.display import render_display
 
     if args.family != "house" and args.family not in FAMILIES:
         raise UsageError(
             f"--family: no family {args.family!r}; one of house, {', '.join(FAMILIES)}"
         )
-    family = (args.family,)
     shown, rendering, _ = render_display(
         args.seed, args.family, args.arrangement, args.fault, _resolution(args.resolution)
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     cv2.imwrite(str(out / "display.png"), rendering.image)
-    truth = {"seed": args.seed, "family": family[0], "arrangement": shown.arrangement,
+    truth = {"seed": args.seed, "family": args.family, "arrangement": shown.arrangement,
              "faces": list(shown.faces), "dice": list(shown.dice), "fault": shown.fault,
              "fault_detail": shown.fault_detail}  # fmt: skip
     (out / "truth.json").write_text(json.dumps(truth, indent=1) + "\n")
     human = (
-        f"{family[0]} display {args.seed}, {shown.arrangement}: {len(shown.faces)} tiles, dice "
+        f"{args.family} display {args.seed}, {shown.arrangement}: {len(shown.faces)} tiles, dice "
         f"{' '.join(map(str, shown.dice))}; {shown.fault_detail or 'a whole set'} -> "
         f"{out / 'display.png'}"
     )

@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 from edge.app import EdgeApp
 from edge.clips import ClipMaker, ClipSettings, Evidence, evidence_body
 from edge.config import EdgeConfig
+from edge.enrolments import record_of
 from edge.messages import Envelope, Health
 from room.ingest import Ingest
 from room.report import write_report
@@ -100,6 +101,38 @@ def prepare(folder: Path) -> Store:
     return store
 
 
+DISPLAY_SEED = 2
+"""The opening display each demo table's set is enrolled from: a house-look display the
+shipped detector boxes tile by tile (`docs/enrolment.md`)."""
+DEMO_SUPERVISOR = "supervisor"
+
+
+def enrol_tables(store: Store, table_ids: list[str], say: Callable[[str], None]) -> dict[str, str]:
+    """Each table's set enrolled from a simulated opening display and accepted, as `paigow enrol
+    --accept` would send it; the enrolment id of each table."""
+    from vision.detector import Detector, Reader
+    from vision.enrol import enrol, picture
+    from vision.synth.display import render_display
+
+    _, rendering, _ = render_display(DISPLAY_SEED, "house", "rows")
+    seen = enrol(rendering.image, Detector(), Reader())
+    ok, jpeg = cv2.imencode(".jpg", picture(rendering.image, seen))
+    ids = {}
+    for table_id in table_ids:
+        record = record_of(seen, table_id=table_id, at=time.time())
+        record = record.model_copy(update={"accepted_by": DEMO_SUPERVISOR if seen.whole else None})
+        message = Envelope(
+            message_id=record.id, seq=store.last_seq(table_id) + 1, table_id=table_id,
+            kind="enrolment", produced_at=time.time(), body=record.model_dump(mode="json"),
+            evidence_jpeg=base64.b64encode(jpeg.tobytes()).decode() if ok else None,
+        ).model_dump(mode="json")  # fmt: skip
+        store.ingest(message)
+        if seen.whole:
+            ids[table_id] = record.id
+    say(f"  each table's tiles enrolled from its opening display: {seen.summary()}")
+    return ids
+
+
 DEMO_SITE = "demo"
 HEALTH_EVERY_S = 5.0
 """The demo's tables report their health as often as a box would (`observability.health_every_s`
@@ -113,9 +146,11 @@ def follow_round(
     table_id: str,
     say: Callable[[str], None],
     lock: threading.Lock | None = None,
+    enrolment: str | None = None,
 ) -> int:
     """Follow one simulated round into the store, paced at `speed` x real time. Tables
-    followed side by side share `lock` for their writes."""
+    followed side by side share `lock` for their writes; `enrolment` is the one the table's
+    health names."""
     lock = lock or threading.Lock()
     truth = json.loads((folder / "truth.json").read_text())
     first = next(frames(folder / "round.mp4", 10))[2]
@@ -168,7 +203,8 @@ def follow_round(
             reported = now
             fps = round(analysed / max(now - started, 1e-3), 1)
             report = Health(table_id=table_id, at=time.time(), camera="ok", broker_connected=True,
-                            outbox_depth=0, free_mb=0.0, analysis_fps=fps)  # fmt: skip
+                            outbox_depth=0, free_mb=0.0, analysis_fps=fps,
+                            enrolment=enrolment)  # fmt: skip
             with lock:
                 store.note_health(DEMO_SITE, report.model_dump())
     keep(follower.finish(last_t))  # the round record, clean rounds' too
@@ -275,13 +311,16 @@ def run_demo(
     say("Five tables play a round each (simulator labels stand in for the detector):")
     if broker is None:
         lock = threading.Lock()
+        rounds = demo_rounds(folder, say)
+        names = [f"demo-{k + 1}" for k in range(len(rounds))]
+        enrolled = enrol_tables(store, names, say)
         tables = [
             threading.Thread(
                 target=follow_round,
-                args=(round_folder, store, speed, f"demo-{k + 1}", say, lock),
+                args=(round_folder, store, speed, name, say, lock, enrolled.get(name)),
                 daemon=True,
             )
-            for k, round_folder in enumerate(demo_rounds(folder, say))
+            for name, round_folder in zip(names, rounds, strict=True)
         ]
         for table in tables:
             table.start()

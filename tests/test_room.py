@@ -930,6 +930,12 @@ def test_demo_runs_end_to_end_without_serving(tmp_path: Path) -> None:
     assert all(store.clip(str(a.id)) for table in tables for a in store.alerts(table=table))
     assert not store.alerts(table="demo-2")  # the clean round stays clean
     assert (tmp_path / "demo" / "report" / "report.pdf").exists()
+    conditions = {c.table_id: c for c in store.table_conditions()}
+    for table in tables:  # each table's set enrolled and accepted, the board says by whom
+        (enrolled,) = store.enrolments(table)
+        assert enrolled.whole and enrolled.accepted_by == "supervisor"
+        assert conditions[table].enrolment == enrolled.id
+        assert conditions[table].enrolled.endswith("by supervisor")
 
 
 def test_a_conflicting_message_does_not_stop_its_batch(store: Store) -> None:

@@ -17,6 +17,7 @@ and a face-up tile near none of them is a foreign-tile candidate.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass
@@ -500,13 +501,15 @@ class KnownSet:
         return cls(faces, np.concatenate([t.embedding for t in kept]))  # type: ignore[misc]
 
     def likeness(self, embedding: NDArray[np.float32]) -> NDArray[np.float32]:
-        """Each row's closeness (cosine) to each face's nearest enrolled tile: N x 21."""
+        """Each row's closeness (cosine) to each face's nearest enrolled tile: N x 21 (-1 for
+        a face the set does not hold)."""
         sims = embedding @ self.vectors.T
-        per_face = np.full((len(embedding), len(FACE_NAMES)), -1.0, np.float32)
-        for k, face in enumerate(self.faces):
-            column = FACE_NAMES.index(face)
-            per_face[:, column] = np.maximum(per_face[:, column], sims[:, k])
-        return per_face
+        return np.where(self._held[None], sims[:, None, :], -1.0).max(2).astype(np.float32)
+
+    @functools.cached_property
+    def _held(self) -> NDArray[np.bool_]:
+        """Which enrolled vectors are of each face: 21 x enrolled."""
+        return np.array([[face == name for face in self.faces] for name in FACE_NAMES])
 
     def combine(
         self,
@@ -520,15 +523,19 @@ class KnownSet:
         default `SET_WEIGHT`); dice and backs are left as the classifier reads them."""
         weight = SET_WEIGHT if weight is None else weight
         columns = np.array([next(k for k, n in names.items() if n == f) for f in FACE_NAMES])
-        by_set = np.exp(self.likeness(embedding) / SET_TEMPERATURE)
+        tiles = np.array([kind != "die" for kind in kinds])
         out = probs.copy()
-        for row, kind in enumerate(kinds):
-            if kind == "die":
-                continue
-            faces = probs[row, columns]
-            mass = faces.sum()
-            mixed = faces ** (1 - weight) * (by_set[row] / by_set[row].sum()) ** weight
-            out[row, columns] = mixed / max(mixed.sum(), 1e-12) * mass
+        if not tiles.any():
+            return out
+        likeness = self.likeness(embedding[tiles])
+        by_set = np.exp((likeness - likeness.max(1, keepdims=True)) / SET_TEMPERATURE)
+        by_set /= by_set.sum(1, keepdims=True)
+        faces = probs[tiles][:, columns]
+        mass = faces.sum(1, keepdims=True)
+        mixed = faces ** (1 - weight) * by_set**weight
+        mixed = mixed / np.maximum(mixed.sum(1, keepdims=True), 1e-12) * mass
+        rows = np.flatnonzero(tiles)
+        out[np.ix_(rows, columns)] = mixed
         return out
 
     def save(self, path: Path) -> None:
