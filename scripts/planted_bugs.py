@@ -193,6 +193,13 @@ BUGS = (
         ("tests/test_follow.py", "-k", "inferred_from_the_delivery"),
     ),
     Bug(
+        "plus-minus-4-button-ignored",
+        "vision/follow/judge.py",
+        "        adjust = adjust if self.ruleset.delivery_adjustment else 0",
+        "        adjust = 0",
+        ("tests/test_context.py", "-k", "button"),
+    ),
+    Bug(
         "enrolment-blind-to-a-face-twice",
         "vision/enrol.py",
         "        problems += twins(seen) if embedding is not None else []",

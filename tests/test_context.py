@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rules import Bank, house_sets_bank
@@ -94,11 +95,12 @@ def test_which_banks_are_set_the_house_way(bank: Bank | None, checked: bool) -> 
 @pytest.fixture(scope="module")
 def context_rounds(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """NZ rounds with their context drawn: a player/banker at box 8 (seed 0), a co-bank at box
-    7 (13), the house at box 1 (1); the chung lies on the banker's box."""
+    7 (13), the house at box 1 (1); the chung lies on the banker's box. Player/bankers who
+    nominated +4 (9) and -4 (23), the button laid centrally (NZ 9.6-9.7)."""
     from vision.synth.round import simulate_round
 
     root = tmp_path_factory.mktemp("context")
-    for seed in (0, 13, 1):
+    for seed in (0, 13, 1, 9, 23):
         simulate_round(root / str(seed), seed, "nz-1998", [], resolution=(960, 540),
                        context=True, progress=False)  # fmt: skip
     return root
@@ -126,3 +128,35 @@ def test_the_banker_is_read_from_the_chung(
     assert (record.banker, record.banker_known, record.bank) == (banker, "seen", bank)
     assert record.required_first_position == truth["required_first_position"]
     assert not [r for r in raised if isinstance(r.record, Alert)]  # a clean round stays clean
+
+
+@pytest.mark.parametrize(("seed", "adjust"), [(9, 4), (23, -4), (0, 0)])
+def test_the_first_position_moves_by_the_button_a_player_banker_laid(
+    context_rounds: Path, seed: int, adjust: int
+) -> None:
+    """The dealer delivers first to the box the dice, the chung and the +4 or -4 button name
+    (NZ 9.9): followed, the round raises nothing and records the adjustment; followed blind to
+    the button, its first group looks delivered to the wrong box."""
+    folder = context_rounds / str(seed)
+    truth = json.loads((folder / "truth.json").read_text())
+    assert truth.get("adjust", 0) == adjust
+    image = next(frames(folder / "round.mp4", 10))[2]
+    table = calibrate(image, table_id="t1", rules="nz-1998", banker=1)
+    source = LabelSource(folder / "frames.json.gz")
+    followers = (RoundFollower(table, run="seen"), RoundFollower(table, run="blind"))
+    raised: tuple[list, list] = ([], [])  # type: ignore[type-arg]
+    for t in sorted(source.frames):
+        seen = source.detections(0, t, None)  # type: ignore[arg-type]
+        blind = seen[np.array([not label.startswith("button-") for label in seen.labels], bool)]
+        for follower, found, out in zip(followers, (seen, blind), raised, strict=True):
+            out.extend(follower.follow(t, found, None))
+    for follower, out in zip(followers, raised, strict=True):
+        out.extend(follower.finish(max(source.frames)))
+    record = next(r.record for r in raised[0] if isinstance(r.record, RoundRecord))
+    assert (record.adjust, record.required_first_position) == (
+        adjust,
+        truth["required_first_position"],
+    )
+    assert not [r for r in raised[0] if isinstance(r.record, Alert)]
+    blind_kinds = {r.record.kind for r in raised[1] if isinstance(r.record, Alert)}
+    assert blind_kinds == ({"wrong-first-position"} if adjust else set())

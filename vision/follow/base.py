@@ -174,6 +174,8 @@ class FollowerBase:
     judge: Judge
     bank: str | None
     """Who banks this round, as announced or configured (None: not known)."""
+    adjust: int
+    """The +4 or -4 a button shows for this round (NZ 9.6), else 0."""
     round: Round | None
     image: NDArray[np.uint8] | None
     stacks_before: deque[list[NDArray[np.float64]]]

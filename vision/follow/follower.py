@@ -31,7 +31,7 @@ from vision.follow.hands import HandsPhase
 from vision.follow.judge import Judge, permitted_choices
 from vision.follow.records import HandRecord, RoundRecord
 from vision.follow.view import View
-from vision.labels import CHUNG_CO, MARKERS
+from vision.labels import ADJUST, CHUNG_BANKER, CHUNG_CO, MARKERS
 from vision.table import Locate, TableConfig
 
 
@@ -73,6 +73,10 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         """The chung as last seen steadily on a box: it holds until seen elsewhere."""
         self.chung_candidate: Chung | None = None
         self.chung_streak = Streak(ROUND.steady)
+        self.adjust = 0
+        """A player/banker's +4 or -4 as its button shows it (NZ 9.6-9.7): for the round."""
+        self.adjust_candidate = 0
+        self.adjust_streak = Streak(ROUND.steady)
         self.bank: str | None = None
         self.banker_known = "configured"
         self._take(self.standing)
@@ -106,7 +110,27 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         self._take(self.announced or self.standing)
         round_.live = list(range(len(self.judge.views)))
         if round_.dice:
-            round_.required_first = self.judge.first_position(round_.dice)
+            round_.required_first = self.judge.first_position(round_.dice, self.adjust)
+
+    def _watch_markers(self, t: float, markers: Detections) -> None:
+        """The context markers seen this frame: the chung, and a +4 or -4 button."""
+        chung = np.array([m in (CHUNG_BANKER, CHUNG_CO) for m in markers.labels], bool)
+        self._watch_chung(t, markers[chung])
+        self._watch_adjust(t, markers)
+
+    def _watch_adjust(self, t: float, markers: Detections) -> None:
+        """A +4 or -4 button seen on the table: the first position moves by it (NZ 9.6-9.7), once
+        seen the same `ROUND.steady` frames running, for the round in progress (before its
+        delivery begins). It holds for that round only: the next takes it again if it is still
+        there."""
+        shown = {ADJUST[label] for label in markers.labels if label in ADJUST}
+        seen = shown.pop() if len(shown) == 1 else 0  # none, or both: nothing to go by
+        if seen != self.adjust_candidate:
+            self.adjust_candidate = seen
+            self.adjust_streak.update(False, t)
+        if self.adjust_streak.update(True, t) and seen != self.adjust:
+            self.adjust = seen
+            self._retake()
 
     def _watch_chung(self, t: float, markers: Detections) -> None:
         """The chung seen on a box: the banker's box, and a co-bank where its face says so. It
@@ -154,7 +178,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         self.image = image
         markers = np.array([label in MARKERS for label in detections.labels], bool)
         if markers.any():
-            self._watch_chung(t, self.locate.locate(detections[markers]))
+            self._watch_markers(t, self.locate.locate(detections[markers]))
             detections = detections[~markers]
         seen = self.locate.locate(detections)
         out: list[Raised] = []
@@ -330,6 +354,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
             banker=banker,
             banker_known=self.banker_known,
             bank=self.bank,
+            adjust=self.adjust if self.judge.ruleset.delivery_adjustment else 0,
             started_s=round(round_.started_s, 3),
             ended_s=None if abandoned else round(t, 3),
             complete=round_.complete and not abandoned,
@@ -345,6 +370,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         )
         out.append(Raised(record_))
         self.round = None
+        self.adjust = self.adjust_candidate = 0  # a button still there is taken again
         if self.announced is self.in_force:  # the pit's word held for this round
             self.announced = None
         self.start.count = self.midway.count = 0

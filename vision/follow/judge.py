@@ -126,10 +126,13 @@ class Judge:
         self.choices = tuple(choices)
         self.views = cut_views(self.choices)
 
-    def first_position(self, dice: Sequence[int]) -> int | None:
-        """The position the dice require first; None when the dice cannot decide it."""
+    def first_position(self, dice: Sequence[int], adjust: int = 0) -> int | None:
+        """The position the dice require first, with a player/banker's +4 or -4 where the rule
+        book offers it (NZ 9.6; a button on a table whose book has no such option changes
+        nothing); None when the dice cannot decide it."""
+        adjust = adjust if self.ruleset.delivery_adjustment else 0
         try:
-            return first_position(Dice.of(dice).total, self.banker)
+            return first_position(Dice.of(dice).total, self.banker, adjust)
         except DealError:
             return None
 

@@ -92,6 +92,12 @@ class RoundRecord(BaseModel):
         description="As announced or configured; None: not known (then the bank's hand is "
         "checked against the house way, as a house bank's is).",
     )
+    adjust: Literal[-4, 0, 4] = Field(
+        0,
+        title="Delivery adjustment",
+        description="A player/banker's +4 or -4 on the dice total for the first position, as "
+        "its button showed it (NZ 9.6-9.7); 0 where none, or the rule book offers none.",
+    )
     started_s: float = Field(title="Start", description="Video time (s).")
     ended_s: float | None = Field(None, title="End", description="None if the round was abandoned.")
     complete: bool = Field(

@@ -34,7 +34,7 @@ from rules import (
     house_sets_bank,
 )
 from rules.rulesets import Ruleset
-from vision.labels import CHUNG_BANKER, CHUNG_CO
+from vision.labels import CHUNG_BANKER, CHUNG_CO, MINUS_4, PLUS_4
 from vision.layout import TableLayout
 from vision.progress import each
 from vision.synth.camera import Camera
@@ -92,6 +92,16 @@ CHUNG_ASIDE = 85.0
 """How far beside the hand spot, along the row of boxes, the chung lies: inside the position's
 zone (110 mm either side; the plaque, long side towards the player, reaches 16 mm either way)
 and clear of the hand's tiles (about 60 mm either side)."""
+ADJUSTS = {0: 0.5, 4: 0.25, -4: 0.25}
+"""How often a player/banker nominates +4 or -4 where the rule book offers it (NZ 9.6)."""
+ADJUST_SPOT = (-200.0, 340.0)
+"""Where the +4 or -4 button lies: "a central position on the table" (NZ 9.7), clear of the
+stacks, the dice and the delivery's paths, in table mm."""
+MARKER_KINDS = ("chung", "button")
+"""Things that say the round's context, kept apart from tiles and dice in the labels."""
+BUTTON_SIZE = (50.0, 50.0, 6.0)
+BUTTON_COLOUR = (150, 90, 20)
+"""BGR: a blue acrylic button (the chung is red)."""
 TABLE_CUTS = {"rws-2018": ("yat-dong-dong", "cup-say", "chee-yee", "dai-pin", "jung-quat")}
 """The simulated table's own list of cuts (`table.yaml` `cuts`), where its book names none."""
 
@@ -103,12 +113,17 @@ class Context:
     bank: Bank
     cuts: tuple[str, ...]
     clause: str
+    adjust: int = 0
+    """+4 or -4 nominated by a player/banker where the rule book offers it (NZ 9.6), else 0."""
 
     @classmethod
     def draw(cls, ruleset: Ruleset, rng: np.random.Generator) -> Context:
         bank = list(BANKS)[int(rng.choice(len(BANKS), p=list(BANKS.values())))]
         regime = cut_regime(ruleset, bank, TABLE_CUTS.get(ruleset.id, ()))
-        return cls(bank, regime.checkable, regime.clause)
+        adjust = 0
+        if ruleset.delivery_adjustment and bank is Bank.PLAYER:
+            adjust = list(ADJUSTS)[int(rng.choice(len(ADJUSTS), p=list(ADJUSTS.values())))]
+        return cls(bank, regime.checkable, regime.clause, adjust)
 
 
 class RoundError(ValueError):
@@ -145,6 +160,8 @@ class Plan:
     events: list[dict[str, object]] = field(default_factory=list)
     irregularities: list[dict[str, object]] = field(default_factory=list)
     bank: str = Bank.HOUSE.value
+    adjust: int = 0
+    """+4 or -4 on the dice total for the first position, shown by a button (NZ 9.6-9.7)."""
     chung: bool = False
     """The chung lies on the banker's box, its face saying banker or co-banker (drawn with the
     round's context; NZ 11.1(a), 11.2(a), 11.3(a), MBS 3.24.1)."""
@@ -194,7 +211,8 @@ def plan_round(
     elif drawn is not None:
         banker = HOUSE_BOX
     dice = tuple(int(v) for v in rng.integers(1, 7, 3))
-    order = DeliveryOrder.build(found, options, Dice.of(dice), banker)
+    adjust = drawn.adjust if drawn is not None else 0
+    order = DeliveryOrder.build(found, options, Dice.of(dice), banker, adjust)
     faces = list(FACES_IN_SET)
     rng.shuffle(faces)
     plan_irregular: list[dict[str, object]] = []
@@ -207,7 +225,7 @@ def plan_round(
         tilt = 0.6
         plan_irregular.append({"kind": "dice-not-flat", "die": 0})
     total = sum(dice)
-    first = (banker - 1 + total - 1) % 8 + 1
+    first = (banker - 1 + total + adjust - 1) % 8 + 1
     if Irregularity.WRONG_FIRST_POSITION in kinds:
         first = first % 8 + 1 + int(rng.integers(0, 6))
         first = (first - 1) % 8 + 1
@@ -259,6 +277,7 @@ def plan_round(
     plan.irregularities = plan_irregular
     if drawn is not None:
         plan.bank, plan.cut_clause, plan.chung = drawn.bank.value, drawn.clause, True
+        plan.adjust = adjust
     plan.events.append({"kind": "cut", "cut": cut_id, "options": str(options)})
 
     if Irregularity.EXPOSED_TILE_STACKING in kinds:
@@ -495,6 +514,8 @@ class RoundScene:
         things += self._dice(t)
         if plan.chung:
             things.append(self._chung())
+        if plan.adjust:
+            things.append(self._adjust_button())
         if dealer_hand is not None:
             x, y = dealer_hand
             things.append(arm(x * 0.3, -300, x, y - 40, 110, 85, self.skin))
@@ -606,6 +627,14 @@ class RoundScene:
                    rotation_z(angle), top, top, ((20, 20, 120),) * 4,
                    CHUNG_CO if co else CHUNG_BANKER, {"id": "chung"})  # fmt: skip
 
+    def _adjust_button(self) -> Box:
+        """The +4 or -4 button, in a central position on the table (NZ 9.7)."""
+        word = plaque(f"{self.plan.adjust:+d}", BUTTON_COLOUR, BUTTON_SIZE[:2])
+        top = np.ascontiguousarray(word[::-1, ::-1])  # read from the players' side
+        return Box("button", (*ADJUST_SPOT, BUTTON_SIZE[2] / 2), BUTTON_SIZE, rotation_z(0.0),
+                   top, top, ((90, 50, 10),) * 4, PLUS_4 if self.plan.adjust > 0 else MINUS_4,
+                   {"id": "adjust"})  # fmt: skip
+
     def _dice(self, t: float) -> list[Thing]:
         plan, tl = self.plan, self.time
         dx, dy = self.layout.dice_area
@@ -685,7 +714,7 @@ def ground_truth(plan: Plan) -> dict[str, object]:
         {"t": tl.clearing, "kind": "clearing"},
         {"t": tl.end, "kind": "end"},
     ]
-    expected_first = (plan.banker - 1 + sum(plan.dice) - 1) % 8 + 1
+    expected_first = (plan.banker - 1 + sum(plan.dice) + plan.adjust - 1) % 8 + 1
     truth = {
         "rules": plan.rules,
         "banker": plan.banker,
@@ -712,6 +741,8 @@ def ground_truth(plan: Plan) -> dict[str, object]:
         "events": events,
         "irregularities": plan.irregularities,
     }
+    if plan.adjust:  # the button showing the player/banker's +4 or -4
+        truth["adjust"] = plan.adjust
     if plan.chung:  # where the chung lies and its face up
         truth["chung"] = {"box": plan.banker, "label": CHUNG_CO if plan.bank == "co-bank"
                           else CHUNG_BANKER}  # fmt: skip
@@ -784,8 +815,8 @@ class Studio:
             for label in rendering.labels
             if label.labelled
         ]
-        self.markers = [o for o in objects if o["kind"] == "chung"]
-        return rendering.image, [o for o in objects if o["kind"] != "chung"], phase[0]
+        self.markers = [o for o in objects if o["kind"] in MARKER_KINDS]
+        return rendering.image, [o for o in objects if o["kind"] not in MARKER_KINDS], phase[0]
 
 
 FPS = 10.0
