@@ -91,6 +91,10 @@ class Outcome:
     co_bank_right: bool = False
     """The record says co-bank exactly when the chung's face said co-banker."""
     banker_known: str = ""
+    adjust: int = 0
+    """The +4 or -4 a player/banker nominated (NZ 9.6), its button on the table."""
+    adjust_right: bool = False
+    """The round record's `adjust` is the one nominated."""
     declined: str | None = None
     """The irregularity planned for the round that its bank makes none: a player/banker sets
     their own hand as they like (`rules.house_sets_bank`), so the round is followed as clean."""
@@ -208,13 +212,16 @@ def run_round(
         sure.setdefault(alert.kind, alert.confidence)
     plan = studio.plan
     cut = {"cut_known": "", "cut_right": False, "cut_fits": 0}
-    bank = {"banker_right": False, "co_bank_right": False, "banker_known": ""}
+    bank = {"banker_right": False, "co_bank_right": False, "banker_known": "",
+            "adjust": plan.adjust, "adjust_right": False}  # fmt: skip
     if records:
         record = records[0]
         bank = {
             "banker_right": record.banker == plan.banker,
             "co_bank_right": (record.bank == "co-bank") == (plan.bank == "co-bank"),
             "banker_known": record.banker_known,
+            "adjust": plan.adjust,
+            "adjust_right": record.adjust == plan.adjust,
         }
         recorded = CutChoice(record.cut, CUTS[record.cut].options(**record.cut_options))
         dealt = CutChoice(plan.cut, CUTS[plan.cut].options(**plan.cut_options))
@@ -522,7 +529,27 @@ def _bank_lines(outcomes: list[Outcome]) -> list[str]:
         f"- The banker's box, told box 1 ({len(told)} rounds with a record): right in {right} "
         f"({right / len(told):.1%}; "
         + ", ".join(f"{n} {k}" for k, n in sorted(known.items()))
-        + f"); co-bank told apart in {co} ({co / len(told):.1%})."
+        + f"); co-bank told apart in {co} ({co / len(told):.1%}).",
+        *_adjust_lines(told),
+    ]
+
+
+def _adjust_lines(told: list[Outcome]) -> list[str]:
+    """The +4 or -4 a player/banker nominated, read from its button (NZ 9.6-9.7)."""
+    nominated = [o for o in told if o.adjust]
+    if not nominated:
+        return []
+    right = sum(o.adjust_right for o in nominated)
+    first = [o for o in nominated if o.injected == "wrong-first-position"]
+    clean = [o for o in nominated if o.injected is None or o.declined]
+    quiet = sum(not o.raised for o in clean)
+    none_read = sum(o.adjust_right for o in told if not o.adjust)
+    return [
+        f"- A player/banker's +4 or -4 (NZ 9.6), read from its button: right in {right} of "
+        f"{len(nominated)} rounds that had one ({none_read} of {len(told) - len(nominated)} "
+        f"without one recorded none); {quiet} of {len(clean)} of those rounds planned clean "
+        f"raised nothing, and wrong-first-position was caught in "
+        f"{sum('wrong-first-position' in o.raised for o in first)} of {len(first)} injected there."
     ]
 
 
