@@ -7,7 +7,8 @@ A scratch SQLite store gets a simulated earlier shift (`room.shift`) and the two
 followed as the demo follows them (`room.demo.follow_round`, the simulator's labels in place
 of the models); the review UI is served on loopback and photographed by headless Chromium
 (the same /usr/bin/chromium the browser tests use): the live board, the house-way incident of
-the irregular round, and the shift report page.
+the irregular round, and the shift report page. Every table but the last has its set enrolled
+(`room.demo.enrol_tables`), so the board shows both.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from selenium.webdriver.common.by import By
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from room.demo import demo_rounds, follow_round  # noqa: E402
+from room.demo import demo_rounds, enrol_tables, follow_round  # noqa: E402
 from room.shift import simulate_shift  # noqa: E402
 from room.store import Store  # noqa: E402
 from room.web import create_app  # noqa: E402
@@ -39,8 +40,11 @@ def main() -> int:
         store = Store.open(f"sqlite:///{Path(scratch) / 'room.sqlite'}")
         store.add_user("rita", "reviewer-pw", "reviewer")
         simulate_shift(store, tables=8, rounds=10, start=time.time() - 8 * 3600)
-        for k, folder in enumerate(demo_rounds(Path(scratch), print)):
-            follow_round(folder, store, 50.0, f"demo-{k + 1}", lambda line: None)
+        rounds = demo_rounds(Path(scratch), print)
+        names = [f"demo-{k + 1}" for k in range(len(rounds))]
+        enrolled = enrol_tables(store, names[:-1], print)  # the last runs without: a warning
+        for name, folder in zip(names, rounds, strict=True):
+            follow_round(folder, store, 50.0, name, lambda line: None, enrolment=enrolled.get(name))
         app = create_app(store, "pictures-" + "x" * 24, secure_cookie=False)
         port = free_port()
         server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
