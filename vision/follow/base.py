@@ -7,7 +7,7 @@ from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -83,6 +83,36 @@ class Streak:
             self.since = t
         self.count += 1
         return self.count >= self.needed
+
+
+V = TypeVar("V")
+
+
+class Steady(Generic[V]):
+    """A value seen on the table, taken once the same one was seen `Streak.needed` frames
+    running (the chung's box, a +4 button): one frame's glimpse changes nothing."""
+
+    def __init__(self, needed: int, value: V) -> None:
+        self.value = value
+        self.candidate = value
+        self.streak = Streak(needed)
+
+    def see(self, seen: V, t: float) -> bool:
+        """Whether `seen` is now taken, in place of another value."""
+        if seen != self.candidate:
+            self.candidate = seen
+            self.streak.update(False, t)
+        if self.streak.update(True, t) and seen != self.value:
+            self.value = seen
+            return True
+        return False
+
+    def lose(self, t: float) -> None:
+        """Nothing to go by this frame: the run starts again."""
+        self.streak.update(False, t)
+
+    def reset(self, value: V) -> None:
+        self.value = self.candidate = value
 
 
 def _nearest_first(candidates: Iterable[tuple[float | bool, ...]]) -> dict[int, int]:
@@ -174,8 +204,8 @@ class FollowerBase:
     judge: Judge
     bank: str | None
     """Who banks this round, as announced or configured (None: not known)."""
-    adjust: int
-    """The +4 or -4 a button shows for this round (NZ 9.6), else 0."""
+    adjust: Steady[int]
+    """The +4 or -4 a button shows for this round (NZ 9.6), else 0 (`.value`)."""
     round: Round | None
     image: NDArray[np.uint8] | None
     stacks_before: deque[list[NDArray[np.float64]]]

@@ -116,7 +116,7 @@ class DicePhase(FollowerBase):
                 summary=f"{'Die' if len(leaning) == 1 else 'Dice'} "
                 f"{', '.join(str(k + 1) for k in leaning)} came to rest not lying flat.",
             )
-        round_.required_first = self.judge.first_position(round_.dice, self.adjust)
+        round_.required_first = self.judge.first_position(round_.dice, self.adjust.value)
 
 
 def _pool_dice(

@@ -22,6 +22,7 @@ from vision.follow.base import (
     Phase,
     Raised,
     Round,
+    Steady,
     Streak,
 )
 from vision.follow.delivery import CUT, DeliveryPhase, Track
@@ -69,14 +70,10 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         self.standing = Announcement(cut=cut, cut_options=dict(cut_options or {}))
         """What holds for every round (`paigow replay --cut`); the pit's word holds for one."""
         self.announced: Announcement | None = None
-        self.chung: Chung | None = None
+        self.chung: Steady[Chung | None] = Steady(ROUND.steady, None)
         """The chung as last seen steadily on a box: it holds until seen elsewhere."""
-        self.chung_candidate: Chung | None = None
-        self.chung_streak = Streak(ROUND.steady)
-        self.adjust = 0
+        self.adjust: Steady[int] = Steady(ROUND.steady, 0)
         """A player/banker's +4 or -4 as its button shows it (NZ 9.6-9.7): for the round."""
-        self.adjust_candidate = 0
-        self.adjust_streak = Streak(ROUND.steady)
         self.bank: str | None = None
         self.banker_known = "configured"
         self._take(self.standing)
@@ -110,7 +107,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         self._take(self.announced or self.standing)
         round_.live = list(range(len(self.judge.views)))
         if round_.dice:
-            round_.required_first = self.judge.first_position(round_.dice, self.adjust)
+            round_.required_first = self.judge.first_position(round_.dice, self.adjust.value)
 
     def _watch_markers(self, t: float, markers: Detections) -> None:
         """The context markers seen this frame: the chung, and a +4 or -4 button."""
@@ -124,12 +121,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         delivery begins). It holds for that round only: the next takes it again if it is still
         there."""
         shown = {ADJUST[label] for label in markers.labels if label in ADJUST}
-        seen = shown.pop() if len(shown) == 1 else 0  # none, or both: nothing to go by
-        if seen != self.adjust_candidate:
-            self.adjust_candidate = seen
-            self.adjust_streak.update(False, t)
-        if self.adjust_streak.update(True, t) and seen != self.adjust:
-            self.adjust = seen
+        if self.adjust.see(shown.pop() if len(shown) == 1 else 0, t):  # both: nothing to go by
             self._retake()
 
     def _watch_chung(self, t: float, markers: Detections) -> None:
@@ -139,21 +131,16 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         on_box = [(label, zone) for label, zone in zip(markers.labels, markers.zones, strict=True)
                   if zone in PLAYER_ZONES]  # fmt: skip
         if len(on_box) != 1:  # none on a box, or two chungs: nothing to go by
-            self.chung_streak.update(False, t)
+            self.chung.lose(t)
             return
         label, zone = on_box[0]
-        seen = Chung(int(zone[1:]), label == CHUNG_CO)
-        if seen != self.chung_candidate:
-            self.chung_candidate = seen
-            self.chung_streak.update(False, t)
-        if self.chung_streak.update(True, t) and seen != self.chung:
-            self.chung = seen
+        if self.chung.see(Chung(int(zone[1:]), label == CHUNG_CO), t):
             self._retake()
 
     def _take(self, said: Announcement) -> None:
         """The round's context: the bank, the banker's box and the cuts the delivery is checked
         against, from what was announced and otherwise from `table.yaml`."""
-        table, chung = self.table, self.chung
+        table, chung = self.table, self.chung.value
         self.in_force = said
         seen_bank = Bank.CO_BANK.value if chung is not None and chung.co else None
         self.bank = said.bank or seen_bank or table.bank
@@ -354,7 +341,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
             banker=banker,
             banker_known=self.banker_known,
             bank=self.bank,
-            adjust=self.adjust if self.judge.ruleset.delivery_adjustment else 0,
+            adjust=self.adjust.value if self.judge.ruleset.delivery_adjustment else 0,
             started_s=round(round_.started_s, 3),
             ended_s=None if abandoned else round(t, 3),
             complete=round_.complete and not abandoned,
@@ -370,7 +357,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         )
         out.append(Raised(record_))
         self.round = None
-        self.adjust = self.adjust_candidate = 0  # a button still there is taken again
+        self.adjust.reset(0)  # a button still there is taken again
         if self.announced is self.in_force:  # the pit's word held for this round
             self.announced = None
         self.start.count = self.midway.count = 0
