@@ -635,7 +635,7 @@ def cmd_enrol(args: argparse.Namespace) -> int:
 
     from edge.config import EdgeConfig
     from edge.enrolments import EnrolmentError, Enrolments, record_of
-    from edge.outbox import Outbox
+    from edge.outbox import Outbox, OutboxError
     from vision.detector import Detector, Reader
     from vision.enrol import enrol
     from vision.table import TableConfig
@@ -657,11 +657,17 @@ def cmd_enrol(args: argparse.Namespace) -> int:
         except EnrolmentError as error:
             raise UsageError(str(error)) from None
     ok, jpeg = cv2.imencode(".jpg", cv2.imread(str(folder / "picture.jpg")))
-    outbox = Outbox(config.outbox.path, config.outbox.min_free_mb)
-    outbox.put(config.topic(table.table_id, "enrolment"), record.model_dump(mode="json"),
-               table_id=table.table_id, kind="enrolment",
-               evidence_jpeg=base64.b64encode(jpeg.tobytes()).decode() if ok else None)  # fmt: skip
-    outbox.close()
+    jpeg_b64 = base64.b64encode(jpeg.tobytes()).decode() if ok else None
+    try:
+        outbox = Outbox(config.outbox.path, config.outbox.min_free_mb)
+        body = record.model_dump(mode="json")
+        topic = config.topic(table.table_id, "enrolment")
+        outbox.put(topic, body, table_id=record.table_id, kind="enrolment", evidence_jpeg=jpeg_b64)
+        outbox.close()
+    except OutboxError as error:  # kept, and in force if accepted; the room was not told
+        raise UsageError(
+            f"{error}: enrolment {record.id} is kept in {folder} but the room was not told"
+        ) from None
     if record.accepted_by:
         verdict = f"accepted by {record.accepted_by}: the box reads by it from now on"
     elif seen.whole:
