@@ -194,3 +194,12 @@ def test_a_sure_reading_is_not_overruled_by_a_slightly_nearer_enrolled_tile() ->
     probs[1, FACE_NAMES.index("1-1")], probs[1, FACE_NAMES.index("4-4")] = 0.45, 0.45
     read = known.combine(probs, tile, NAMES, ("tile", "tile"))
     assert [FACE_NAMES[int(np.argmax(row[:21]))] for row in read] == ["1-1", "4-4"]
+
+
+def test_a_frame_with_nothing_on_it_is_refused_not_a_crash() -> None:
+    from vision.detector import Reader
+    from vision.enrol import enrol_found
+
+    enrolment = enrol_found(np.zeros((64, 64, 3), np.uint8), Detections.empty(), Reader())
+    assert not enrolment.whole and not enrolment.tiles
+    assert enrolment.problems == ("0 tiles face up, a set has 32", "0 dice, a table uses 3")

@@ -210,6 +210,9 @@ def enrol_found(image: NDArray[np.uint8], found: Detections, reader: Reader) -> 
     """`enrol` on boxes already found. Each tile's embedding is the mean over crops cut a little
     off its box (`LOOKS`): a box a few pixels off moves one crop's embedding as much as another
     face would."""
+    if not len(found):  # nothing on the table the detector could box
+        counted = (f"0 tiles face up, a set has {len(DISPLAY_ORDER)}", "0 dice, a table uses 3")
+        return Enrolment((), (), False, counted)
     crops = [
         cut(image, c, kind == "die") for c, kind in zip(found.corners, found.labels, strict=True)
     ]
