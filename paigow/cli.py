@@ -631,8 +631,6 @@ def cmd_enrol(args: argparse.Namespace) -> int:
     import base64
     import time
 
-    import cv2
-
     from edge.config import EdgeConfig
     from edge.enrolments import EnrolmentError, Enrolments, record_of
     from edge.outbox import Outbox, OutboxError
@@ -656,8 +654,7 @@ def cmd_enrol(args: argparse.Namespace) -> int:
             record = enrolments.accept(record.id, args.by)
         except EnrolmentError as error:
             raise UsageError(str(error)) from None
-    ok, jpeg = cv2.imencode(".jpg", cv2.imread(str(folder / "picture.jpg")))
-    jpeg_b64 = base64.b64encode(jpeg.tobytes()).decode() if ok else None
+    jpeg_b64 = base64.b64encode(enrolments.picture_jpeg(record.id)).decode()
     try:
         outbox = Outbox(config.outbox.path, config.outbox.min_free_mb)
         body = record.model_dump(mode="json")

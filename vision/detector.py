@@ -385,22 +385,24 @@ class Reader:
             self.flat_index = next(k for k, n in _names(self.flatness).items() if n == "flat")
 
     def look(
-        self, image: NDArray[np.uint8], detections: Detections
+        self, image: NDArray[np.uint8], detections: Detections, embed: bool = True
     ) -> tuple[NDArray[np.float32], NDArray[np.float32] | None]:
-        """One run of the reader over every box: each row's class probabilities, and each row's
-        unit-length embedding where the model gives one (`vision.training.embedding`)."""
+        """One run of the reader over every box: each row's class probabilities, and, with
+        `embed`, each row's unit-length embedding where the model gives one
+        (`vision.training.embedding`)."""
         crops = [
             cut(image, c, kind == "die")
             for c, kind in zip(detections.corners, detections.labels, strict=True)
         ]
-        return self.look_at(crops)
+        return self.look_at(crops, embed)
 
     def look_at(
-        self, crops: Sequence[NDArray[np.uint8]]
+        self, crops: Sequence[NDArray[np.uint8]], embed: bool = True
     ) -> tuple[NDArray[np.float32], NDArray[np.float32] | None]:
         """`look` on crops already cut (`vision.crops.cut`)."""
         blob = cv2.dnn.blobFromImages(list(crops), 1 / 255, (CROP, CROP), swapRB=True)
-        outputs = self.session.run(self.outputs, {self.input.name: blob})
+        outputs = self.session.run(self.outputs if embed else self.outputs[:1],
+                                   {self.input.name: blob})  # fmt: skip
         if len(outputs) == 1:
             return outputs[0], None
         embedding = outputs[1]
@@ -415,7 +417,7 @@ class Reader:
         tile is read by the set's own faces too (`vision.enrol.KnownSet.combine`)."""
         if not len(detections):
             return detections
-        probs, embedding = self.look(image, detections)
+        probs, embedding = self.look(image, detections, embed=self.known_set is not None)
         if self.known_set is not None and embedding is not None:
             probs = self.known_set.combine(probs, embedding, self.names, detections.labels)
         labels, confidence = [], []

@@ -169,6 +169,12 @@ class Enrolment:
         return f"{head}. Refused: " + "; ".join(self.problems) + "."
 
 
+def columns(names: dict[int, str], labels: tuple[str, ...]) -> NDArray[np.int64]:
+    """The reader's output column of each of `labels`, by the class names its metadata lists."""
+    index = {name: k for k, name in names.items()}
+    return np.array([index[label] for label in labels], np.int64)
+
+
 def enrol(image: NDArray[np.uint8], detector: Detector, reader: Reader) -> Enrolment:
     """Find, read and place the display in `image` and check the set it shows."""
     return enrol_found(image, one_box_per_tile(closer(image, detector)), reader)
@@ -244,8 +250,8 @@ def enrol_seen(
 ) -> Enrolment:
     """`enrol` on what the detector found and the reader saw, row by row: class probabilities
     and embeddings (N x 2 x D, as cut and turned half round)."""
-    face_columns = np.array([next(k for k, n in names.items() if n == f) for f in FACE_NAMES])
-    back = next(k for k, n in names.items() if n == "back")
+    face_columns = columns(names, FACE_NAMES)
+    (back,) = columns(names, ("back",))
     dice_columns = np.array([k for k, n in names.items() if n.startswith("die-")])
     is_die = np.array([label == "die" for label in found.labels], bool)
     dice = tuple(
@@ -545,7 +551,7 @@ class KnownSet:
         """The reader's probabilities with each tile's faces weighed by the set (`weight`, by
         default `SET_WEIGHT`); dice and backs are left as the classifier reads them."""
         weight = SET_WEIGHT if weight is None else weight
-        columns = np.array([next(k for k, n in names.items() if n == f) for f in FACE_NAMES])
+        faces_at = columns(names, FACE_NAMES)
         tiles = np.array([kind != "die" for kind in kinds])
         out = probs.copy()
         if not tiles.any():
@@ -553,12 +559,12 @@ class KnownSet:
         likeness = self.likeness(embedding[tiles])
         by_set = np.exp((likeness - likeness.max(1, keepdims=True)) / SET_TEMPERATURE)
         by_set /= by_set.sum(1, keepdims=True)
-        faces = probs[tiles][:, columns]
+        faces = probs[tiles][:, faces_at]
         mass = faces.sum(1, keepdims=True)
         mixed = faces ** (1 - weight) * by_set**weight
         mixed = mixed / np.maximum(mixed.sum(1, keepdims=True), 1e-12) * mass
         rows = np.flatnonzero(tiles)
-        out[np.ix_(rows, columns)] = mixed
+        out[np.ix_(rows, faces_at)] = mixed
         return out
 
     def save(self, path: Path) -> None:

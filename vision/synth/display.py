@@ -18,7 +18,7 @@ import numpy as np
 
 from vision.enrol import DISPLAY_ORDER
 from vision.layout import TableLayout
-from vision.synth.appearance import Appearance, appearance, dress, finish, shadow_strength
+from vision.synth.appearance import FAMILIES, Appearance, appearance, dress, finish, shadow_strength
 from vision.synth.camera import Camera
 from vision.synth.dataset import LAYOUT, _cloth, cloth_styles, light_cloth
 from vision.synth.render import Look, Renderer, Rendering
@@ -170,7 +170,7 @@ def render_display(
     look = set_look(seed, family)
     foreign_look = None
     if fault == "foreign":
-        others = [f for f in ("classic", "ivory", "navy", "charcoal", "cream") if f != family]
+        others = [f for f in FAMILIES if f != family]
         other = others[int(rng.integers(len(others)))]
         foreign_look = appearance(other, np.random.default_rng([seed, 0xF0E]))
     shown = display_scene(rng, look, arrangement, fault, foreign_look)

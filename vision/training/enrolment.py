@@ -30,7 +30,7 @@ import numpy as np
 from vision.crops import cut
 from vision.detections import Detections
 from vision.detector import Detector, Reader
-from vision.enrol import FACE_NAMES, KnownSet, enrol, enrol_found
+from vision.enrol import FACE_NAMES, KnownSet, columns, enrol, enrol_found
 from vision.progress import each
 from vision.synth.appearance import FAMILIES, dress, finish, shadow_strength
 from vision.synth.dataset import LAYOUT, _cloth, cloth_styles
@@ -97,11 +97,11 @@ def read_play(reader: Reader, known: KnownSet, crops: list[np.ndarray], truth: l
         return
     probs, embedding = reader.look_at(crops)
     assert embedding is not None
-    columns = np.array([next(k for k, n in reader.names.items() if n == f) for f in FACE_NAMES])
+    faces_at = columns(reader.names, FACE_NAMES)
     kinds = ("tile",) * len(crops)
     for weight in WEIGHTS:
         mixed = known.combine(probs, embedding, reader.names, kinds, weight)
-        read = [FACE_NAMES[int(np.argmax(row))] for row in mixed[:, columns]]
+        read = [FACE_NAMES[int(np.argmax(row))] for row in mixed[:, faces_at]]
         tally[f"right at {weight}"] += sum(r == t for r, t in zip(read, truth, strict=True))
     tally["tiles"] += len(crops)
     nearest += known.likeness(embedding).max(1).tolist()
