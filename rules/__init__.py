@@ -28,6 +28,7 @@ from rules.deal import (
     DeliveryOrder,
     Dice,
     Mismatch,
+    SetUp,
     find_cut,
     first_position,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "Result",
     "Ruleset",
     "SetFault",
+    "SetUp",
     "Setting",
     "Severity",
     "Suit",

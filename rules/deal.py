@@ -22,6 +22,7 @@ __all__ = [
     "DeliveryOrder",
     "Dice",
     "Mismatch",
+    "SetUp",
     "find_cut",
     "first_position",
     "parse_grid",
@@ -171,6 +172,9 @@ class Cut:
     defaults: CutOptions = field(default_factory=CutOptions)
     other_layer: Mapping[int, int] = field(default_factory=lambda: SWAP_PAIRS)
     other_end: Mapping[int, int] = field(default_factory=lambda: SWAP_PAIRS)
+    marked_end: End | None = None
+    """The end option the dealer marks with a tile laid diagonally across the stacks before
+    delivering (MBS App. D: Fong May, which looks like Long Tau otherwise)."""
 
     def options(self, side: str | None = None, layer: str | None = None,
                 end: str | None = None) -> CutOptions:  # fmt: skip
@@ -209,11 +213,43 @@ class Cut:
             grid = _relabel(grid, self.other_end)
         return grid
 
+    def set_up(self, options: CutOptions | None = None) -> SetUp:
+        """How the dealer shows this cut before delivering it (`SetUp`)."""
+        chosen = options or self.defaults
+        grid = self.grid(chosen)
+        pushed = frozenset(s for s in range(STACKS) if any(row[s] == 1 for row in grid))
+        pulled = frozenset(s for s in pushed if grid[0][s] != 1)
+        diagonal = self.marked_end is not None and chosen.end is self.marked_end
+        return SetUp(pushed, pulled, diagonal)
+
     def all_options(self) -> list[CutOptions]:
         sides = [None] if self.defaults.side is None else list(Side)
         layers = [None] if self.defaults.layer is None else list(Layer)
         ends = [None] if self.defaults.end is None else list(End)
         return [CutOptions(s, la, e) for s in sides for la in layers for e in ends]
+
+
+@dataclass(frozen=True)
+class SetUp:
+    """How a dealer shows the cut before delivering it, where the rule book has the cut drawn
+    every round (MBS 3.9, App. D). Our reading of App. D's twenty set-ups as one rule
+    (docs/cuts.md): the stacks the first group is taken from are pushed towards the players;
+    where that group lies under other tiles, those are pulled back slightly; Fong May adds a
+    tile laid diagonally across the stacks. Stacks are numbered 0-7 as the grid's columns."""
+
+    pushed: frozenset[int]
+    pulled: frozenset[int]
+    diagonal: bool = False
+
+    def __str__(self) -> str:
+        words = ["stacks " + " ".join(str(s + 1) for s in sorted(self.pushed)) + " pushed"]
+        if self.pulled:
+            words.append(
+                "tops of " + " ".join(str(s + 1) for s in sorted(self.pulled)) + " pulled back"
+            )
+        if self.diagonal:
+            words.append("a tile across")
+        return ", ".join(words)
 
 
 RIGHT = CutOptions(side=Side.RIGHT)
@@ -252,7 +288,7 @@ _CATALOGUE = (
         3 3 3 3 2 2 6 6
         5 5 5 5 4 4 8 8
         7 7 7 7 4 4 8 8"""), "MBS App. D diagram (Fong May from the left); stacks: our reading",
-        CutOptions(side=Side.LEFT, end=End.TAIL)),
+        CutOptions(side=Side.LEFT, end=End.TAIL), marked_end=End.TAIL),
     Cut("wui-fung-bank", "Wui Fung Bank / Hong Kong Bank", None,
         "MBS App. D text; its diagrams are lost"),
     Cut("foot-say", "Foot Say / Four Across", _grid("""

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rules import Bank, house_sets_bank
+from rules import CUTS, Bank, CutChoice, house_sets_bank
 from vision.follow import Announcement, RoundFollower
 from vision.follow.records import Alert, RoundRecord
 from vision.replay import LabelSource, frames
@@ -160,3 +160,61 @@ def test_the_first_position_moves_by_the_button_a_player_banker_laid(
     assert not [r for r in raised[0] if isinstance(r.record, Alert)]
     blind_kinds = {r.record.kind for r in raised[1] if isinstance(r.record, Alert)}
     assert blind_kinds == ({"wrong-first-position"} if adjust else set())
+
+
+@pytest.fixture(scope="module")
+def set_up_rounds(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """MBS rounds with their context drawn, so the dealer shows each cut's set-up (App. D):
+    Di Chut from the left (stacks 1 and 2 pushed, their tops pulled back; seed 9), Dai Pin from
+    the right (stacks 5-8 pushed; 5), and Yat Kai Sum May from the left with groups 1 and 3
+    swapped (stack 1 pushed, the first block lifted elsewhere; 14)."""
+    from vision.synth.round import simulate_round
+
+    root = tmp_path_factory.mktemp("set-up")
+    for seed, injected in ((9, []), (5, []), (14, ["wrong-cut-order"])):
+        simulate_round(root / str(seed), seed, "mbs-2020", injected, resolution=(960, 540),
+                       context=True, progress=False)  # fmt: skip
+    return root
+
+
+def _follow_round(folder: Path, rules: str) -> tuple[list[Alert], RoundRecord]:
+    image = next(frames(folder / "round.mp4", 10))[2]
+    table = calibrate(image, table_id="t1", rules=rules, banker=1)
+    source = LabelSource(folder / "frames.json.gz")
+    follower = RoundFollower(table, run="test")
+    raised = []
+    for t in sorted(source.frames):
+        raised += follower.follow(t, source.detections(0, t, None), None)  # type: ignore[arg-type]
+    raised += follower.finish(max(source.frames))
+    record = next(r.record for r in raised if isinstance(r.record, RoundRecord))
+    return [r.record for r in raised if isinstance(r.record, Alert)], record
+
+
+@pytest.mark.parametrize("seed", [9, 5])
+def test_the_cut_is_seen_from_its_set_up(set_up_rounds: Path, seed: int) -> None:
+    """The table is told nothing of the cut; the stacks pushed before delivery name the first
+    group's stacks, the record says so and names the cut dealt, and nothing is raised (a pushed
+    stack is neither gone from its place nor lifted from elsewhere)."""
+    folder = set_up_rounds / str(seed)
+    truth = json.loads((folder / "truth.json").read_text())
+    alerts, record = _follow_round(folder, "mbs-2020")
+    assert not alerts
+    assert record.set_up == [s + 1 for s in truth["set_up"]["pushed"]]
+    assert (record.cut, record.cut_known) == (truth["cut"], "seen")
+    dealt = CutChoice(truth["cut"], CUTS[truth["cut"]].options(**truth["cut_options"]))
+    named = CutChoice(record.cut, CUTS[record.cut].options(**record.cut_options))
+    assert dealt == named or str(dealt) in record.cut_alternatives  # layers look alike
+
+
+def test_a_delivery_that_breaks_its_set_up_is_alerted_within_a_second(
+    set_up_rounds: Path,
+) -> None:
+    """The set-up shows stack 1 first; the dealer lifts the first block from elsewhere. Among
+    every cut MBS permits, the delivery would take a while to rule them all out; against the
+    set-up it breaks at once."""
+    folder = set_up_rounds / "14"
+    truth = json.loads((folder / "truth.json").read_text())
+    alerts, record = _follow_round(folder, "mbs-2020")
+    assert {a.kind for a in alerts} == {"wrong-cut-order"} and record.set_up == [1]
+    lifted = next(e["t"] for e in truth["events"] if e["kind"] == "delivery")
+    assert min(a.raised_time_s for a in alerts) - lifted <= 1.0

@@ -17,6 +17,7 @@ from vision.detections import Detections
 from vision.follow import Phase, RoundFollower
 from vision.follow.base import Round, Streak
 from vision.follow.delivery import (
+    Line,
     _gone_by,
     _home,
     _lifted_elsewhere,
@@ -615,7 +616,7 @@ def test_stacks_each_group_takes_tiles_from(
 def test_a_block_in_flight_is_traced_back_to_the_stacks_row(
     sighting: tuple[float, float], spot: tuple[float, float], home: float
 ) -> None:
-    assert _home(np.array(sighting), np.array(spot), 210.0) == pytest.approx(home)
+    assert _home(np.array(sighting), np.array(spot), 210.0).x == pytest.approx(home)
 
 
 COLUMNS = [27.0 * k for k in range(8)]
@@ -660,8 +661,37 @@ COLUMNS = [27.0 * k for k in range(8)]
 def test_a_block_is_lifted_elsewhere_when_most_sightings_agree_on_another_stack(
     lines: list[list[float]], stacks: set[int], origins: list[int]
 ) -> None:
-    homes = [(0.1 * k, 0.9, line) for k, line in enumerate(lines)]
+    homes = [(0.1 * k, 0.9, [Line(x) for x in line]) for k, line in enumerate(lines)]
     assert [origin for _, _, origin in _lifted_elsewhere(homes, COLUMNS, stacks)] == origins
+
+
+def _flight(stack: int, ahead: float, spot: tuple[float, float]) -> list:  # type: ignore[type-arg]
+    """Three sightings of a block lifted from `stack` standing `ahead` mm in front of the row
+    (y 210) and flown straight to `spot`, traced back to the row."""
+    start = np.array([COLUMNS[stack], 210.0 + ahead])
+    end = np.array(spot)
+    return [(0.1 * k, 0.9, [_home(start + f * (end - start), end, 210.0)])
+            for k, f in enumerate((0.1, 0.2, 0.3))]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("stack", "stacks", "ahead", "known", "lifted_from"),
+    [
+        (0, {0}, 0.0, {}, []),  # a stack in place, traced to itself
+        (0, {0}, 20.0, {0: 20.0}, []),  # pushed for the set-up and known so: its own
+        (0, {0}, 20.0, {}, [1, 1, 1]),  # the push unknown: the line meets the row a stack on
+        (3, {0}, 0.0, {0: 20.0}, [3, 3, 3]),  # another stack lifted instead: still caught
+    ],
+    ids=["in place", "pushed, known", "pushed, unknown", "another stack"],
+)
+def test_a_block_from_a_pushed_stack_is_traced_to_where_the_stack_stood(
+    stack: int, stacks: set[int], ahead: float, known: dict[int, float], lifted_from: list[int]
+) -> None:
+    """Towards box 8 (far left, seen from the dealer) a flight meets the row at 35 degrees: a
+    stack pushed 20 mm ahead is met some 28 mm (a pitch) along the row from its place."""
+    homes = _flight(stack, ahead, (-386.0, 500.0))
+    away = _lifted_elsewhere(homes, COLUMNS, stacks, known)
+    assert [origin for _, _, origin in away] == lifted_from
 
 
 EVENS, ODDS = {0, 2, 4, 6}, {1, 3, 5, 7}
@@ -701,7 +731,7 @@ EVENS, ODDS = {0, 2, 4, 6}, {1, 3, 5, 7}
 def test_a_block_is_lifted_for_another_group_when_its_stacks_fit_together(
     lines: list[list[float]], stacks: set[int], others: list[set[int]], origins: list[int]
 ) -> None:
-    homes = [(0.1 * k, 0.9, line) for k, line in enumerate(lines)]
+    homes = [(0.1 * k, 0.9, [Line(x) for x in line]) for k, line in enumerate(lines)]
     away = _lifted_for_another(homes, COLUMNS, stacks, others)
     assert [origin for _, _, origin in away] == origins
 
@@ -1211,9 +1241,6 @@ def test_the_cut_is_inferred_from_the_delivery_among_those_the_table_may_deal(
         # Yat Dong Dong with groups 2 and 4 swapped: stacks go one by one, whole, which Ghan Dong
         # Ping Say (every stack standing until group 7) fits by every other check.
         (780156, "nz-1998", "yat-dong-dong", "ghan-dong-ping-say"),
-        # China Bank with two groups swapped: stacks 4 and 5 go with group 6, which Foot Say
-        # (the middle stacks standing until group 7) fits by every other check.
-        (780211, "mbs-2020", "china-bank", "foot-say"),
     ],
 )
 def test_a_stack_gone_before_a_permitted_cut_takes_it_rules_that_cut_out(
@@ -1227,6 +1254,18 @@ def test_a_stack_gone_before_a_permitted_cut_takes_it_rules_that_cut_out(
     assert [a.kind for a in raised] and {a.kind for a in raised} == {"wrong-cut-order"}
     assert all("no permitted cut fits" in str(a.observed) for a in raised)
     assert any(fitted in str(a.expected) and "gone" in str(a.observed) for a in raised)
+
+
+def test_the_set_up_shown_leaves_only_its_own_cut_to_judge_the_delivery_by() -> None:
+    """China Bank with two groups swapped (780211): stacks 4 and 5 go with group 6, which Foot
+    Say (the middle stacks standing until group 7) fits by every check but a place seen empty
+    too soon. The dealer showed China Bank's set-up (stacks 2 and 7 pushed), so China Bank is
+    the only cut the delivery is judged by, and the alerts cite it."""
+    raised, found = follow_told(780211, "mbs-2020", None, {}, context=True,
+                                injected=("wrong-cut-order",))  # fmt: skip
+    assert [a.kind for a in raised] and {a.kind for a in raised} == {"wrong-cut-order"}
+    assert found.set_up == [2, 7]
+    assert all("china-bank" in str(a.expected) for a in raised)
 
 
 @pytest.mark.parametrize(

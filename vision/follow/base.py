@@ -153,6 +153,12 @@ class Round:
     served: dict[int, float] = field(default_factory=dict)  # position -> arrival time
     places: list[NDArray[np.float64]] = field(default_factory=list)
     """Where each of the eight stacks stood when all were first seen, along the row (mm)."""
+    ahead: dict[int, float] = field(default_factory=dict)
+    """Stack -> how far (mm) it stands ahead of its place, pushed towards the players for the
+    cut's set-up (MBS App. D), as last seen before the delivery began."""
+    set_up: frozenset[int] | None = None
+    """The stacks pushed for the set-up as the delivery began (`_read_set_up`); None until
+    then or where none was."""
     in_flight: list[tuple[float, NDArray[np.float64], float]] = field(default_factory=list)
     """(time, place, the detector's confidence) of each face-down tile seen in no zone since
     the stacks stood: blocks on their way to the positions."""

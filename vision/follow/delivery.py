@@ -5,15 +5,16 @@ to another once delivered (`CarriedSettings`)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from itertools import takewhile
-from typing import TYPE_CHECKING
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.follow.base import PLAYER_ZONES, FollowerBase, K, Raised, _nearest_first
+from vision.follow.base import PLAYER_ZONES, FollowerBase, K, Phase, Raised, _nearest_first
 from vision.follow.dice import _dice
 from vision.follow.judge import CutView
 
@@ -109,6 +110,28 @@ class CutSettings:
 
 
 CUT = CutSettings()
+
+
+@dataclass(frozen=True)
+class SetUpSettings:
+    """Reading the cut's set-up: the stacks a dealer pushes towards the players before
+    delivering, where the rule book has the cut drawn every round (MBS App. D, `rules.SetUp`)."""
+
+    least: float = 8.0
+    """Millimetres ahead of its place from which a stack lying still is pushed: a stack left in
+    place is boxed 0.1-3.5 mm from it (`CUT.stack_place`); the simulator pushes 20 mm, 12 where
+    the top tiles are pulled back, and a dealer's "slightly" is a third of a tile or so."""
+    most: float = 45.0
+    """Millimetres ahead beyond which a tile lying still is no stack of this place pushed: a
+    push this long would be most of a tile's length (60-70 mm), and the cloth beyond is where
+    blocks are laid for delivery."""
+    sideways: float = 6.0
+    """Millimetres along the row a pushed stack may lie from its place: pushed straight ahead,
+    it stays in its column; the next stack's place is 26-29 mm away."""
+
+
+SET_UP = SetUpSettings()
+NOT_PUSHED: Mapping[int, float] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -231,7 +254,10 @@ class DeliveryPhase(FollowerBase):
         block carried over the stacks is not a stack; and only where a stack stood
         (`CUT.stack_place`): something boxed beside that place is not the stack. A place seen
         empty, nothing over it and stacks standing close either side (`_flanked`), marks its
-        stack gone (`_gone_early`); seen standing again, it was not."""
+        stack gone (`_gone_early`); seen standing again, it was not. A stack lying still
+        straight ahead of its place (`SET_UP`) before the delivery stands pushed for the set-up
+        (`_read_set_up`); from the delivery on, only where the set-up left it counts (the
+        detector boxes a taken stack's shadow 7-10 mm off its place, 730067)."""
         round_ = self.round
         assert round_ is not None
         if len(previous) < CUT.still_frames - 1:
@@ -243,8 +269,19 @@ class DeliveryPhase(FollowerBase):
         still = [(p, sure) for p, sure in view.stacks if lay_still(p)]
         standing = [p for p, _ in still]
         tiles = np.array(view.tiles_xy).reshape(-1, 2)
+        before_delivery = round_.phase == Phase.DICE
         for stack, place in enumerate(round_.places):
             sure = [c for p, c in still if np.linalg.norm(p - place) <= CUT.stack_place]
+            if before_delivery:
+                pushed = [(p, c) for p, c in still if _pushed(p, place)]
+                if sure:
+                    round_.ahead.pop(stack, None)  # in its place: not (or no longer) pushed
+                elif pushed:
+                    sure = [c for _, c in pushed]
+                    round_.ahead[stack] = float(np.median([p[1] - place[1] for p, _ in pushed]))
+            elif not sure and stack in round_.ahead:  # where the set-up left it, and only there
+                spot = place + np.array([0.0, round_.ahead[stack]])
+                sure = [c for p, c in still if np.linalg.norm(p - spot) <= CUT.stack_place]
             if sure:
                 round_.standing.setdefault(stack, []).append((t, max(sure)))
                 round_.empty_since.pop(stack, None)
@@ -256,6 +293,23 @@ class DeliveryPhase(FollowerBase):
                 round_.empty_since[stack] = (since, frames + 1)
                 if frames + 1 >= CUT.empty_frames:
                     round_.gone.setdefault(stack, since)
+
+    def _read_set_up(self) -> None:
+        """The cut's set-up as the delivery begins: the stacks pushed towards the players are
+        the first group's (MBS App. D, `rules.SetUp`), so from here the delivery is judged
+        only by the permitted cuts that begin with those stacks, and one that breaks them
+        breaks the cut shown. A set-up that fits no permitted cut narrows nothing (the
+        delivery still tells); the record names it either way."""
+        round_ = self.round
+        assert round_ is not None
+        if not round_.ahead or round_.set_up is not None:
+            return
+        round_.set_up = frozenset(round_.ahead)
+        shown = [i for i in round_.live if self.judge.views[i].stacks[1] == round_.set_up]
+        if shown:
+            round_.live = shown
+            if self.cut_known == "inferred":
+                self.cut_known = "seen"
 
     def _judged(self) -> list[int]:
         """The cut views the delivery is still judged by: those that fit so far, or, once none
@@ -387,7 +441,7 @@ class DeliveryPhase(FollowerBase):
         round_ = self.round
         assert round_ is not None
         arrivals = sorted(round_.served.values())
-        columns, row = round_.columns, round_.row  # derived: once, not per sighting
+        columns, row, ahead = round_.columns, round_.row, round_.ahead  # once, not per sighting
         while round_.traced < len(arrivals):
             group = round_.traced = round_.traced + 1
             since = arrivals[group - 2] if group > 1 else -np.inf
@@ -401,8 +455,8 @@ class DeliveryPhase(FollowerBase):
                 cut = self.judge.views[index]
                 stacks = cut.stacks[group]
                 others = [cut.stacks[g] for g in range(1, 9) if g != group]
-                away = _lifted_elsewhere(homes, columns, stacks) or _lifted_for_another(
-                    homes, columns, stacks, others
+                away = _lifted_elsewhere(homes, columns, stacks, ahead) or _lifted_for_another(
+                    homes, columns, stacks, others, ahead
                 )
                 if not away:
                     continue
@@ -475,8 +529,25 @@ class DeliveryPhase(FollowerBase):
         self.carried = current
 
 
+class Line(NamedTuple):
+    """A sighting of a block in flight traced back along its flight (`_home`): where the line
+    meets the stacks' row (mm along it; infinite where it cannot tell the stacks apart), and
+    how far along the row it moves for each millimetre towards the players, so that a stack
+    pushed ahead of the row for the set-up is met where it stands."""
+
+    x: float
+    slope: float = 0.0
+
+    def at(self, stack: int, ahead: Mapping[int, float]) -> float:
+        """Where along the row the line passes the stack, level with where the stack stands."""
+        return self.x + self.slope * ahead.get(stack, 0.0)
+
+
 def _lifted_elsewhere(
-    homes: list[tuple[float, float, list[float]]], columns: list[float], stacks: set[int]
+    homes: list[tuple[float, float, list[Line]]],
+    columns: list[float],
+    stacks: set[int],
+    ahead: Mapping[int, float] = NOT_PUSHED,
 ) -> list[tuple[float, float, int]]:
     """The sightings of one group's block in flight that show it lifted from stacks the group
     does not hold, each as (time, the detector's confidence, the stack it points to); none
@@ -497,9 +568,9 @@ def _lifted_elsewhere(
         if not lines:
             continue
         points += 1
-        x = _own_line(lines, columns, stacks, pitch)
-        origin = int(np.argmin([abs(x - c) for c in columns]))
-        if origin not in stacks and _apart(x, columns, stacks) >= CUT.trace_apart * pitch:
+        line = _own_line(lines, columns, stacks, pitch, ahead)
+        origin = int(np.argmin([abs(line.at(s, ahead) - c) for s, c in enumerate(columns)]))
+        if origin not in stacks and _apart(line, columns, stacks, ahead) >= CUT.trace_apart * pitch:
             away.append((seen, sure, origin))
     most = [origin for origin, _ in Counter(o for _, _, o in away).most_common(len(stacks))]
     agreed = [a for a in away if any(abs(a[2] - o) <= 1 for o in most)]
@@ -508,7 +579,13 @@ def _lifted_elsewhere(
     return agreed
 
 
-def _own_line(lines: list[float], columns: list[float], stacks: set[int], pitch: float) -> float:
+def _own_line(
+    lines: list[Line],
+    columns: list[float],
+    stacks: set[int],
+    pitch: float,
+    ahead: Mapping[int, float] = NOT_PUSHED,
+) -> Line:
     """Which of a sighting's lines (one from each place its block landed) it flew along: the
     one nearest its group's stacks, unless that one ends well off every stack (`CUT.off_stack`)
     and another ends on one (`CUT.on_stack`). A tile is lifted from a stack, so its own line ends
@@ -519,10 +596,10 @@ def _own_line(lines: list[float], columns: list[float], stacks: set[int], pitch:
     pitch of their stacks). From pixels both bars matter: doubting lines 0.25 pitch off made
     false alerts in two of 165 rounds (710011, 710097)."""
 
-    def off_stack(x: float) -> float:
-        return _apart(x, columns, range(len(columns))) / pitch
+    def off_stack(line: Line) -> float:
+        return _apart(line, columns, range(len(columns)), ahead) / pitch
 
-    nearest = min(lines, key=lambda x: _apart(x, columns, stacks))
+    nearest = min(lines, key=lambda line: _apart(line, columns, stacks, ahead))
     on_a_stack = min(lines, key=off_stack)
     if off_stack(nearest) > CUT.off_stack and off_stack(on_a_stack) <= CUT.on_stack:
         return on_a_stack
@@ -530,10 +607,11 @@ def _own_line(lines: list[float], columns: list[float], stacks: set[int], pitch:
 
 
 def _lifted_for_another(
-    homes: list[tuple[float, float, list[float]]],
+    homes: list[tuple[float, float, list[Line]]],
     columns: list[float],
     stacks: set[int],
     others: list[set[int]],
+    ahead: Mapping[int, float] = NOT_PUSHED,
 ) -> list[tuple[float, float, int]]:
     """The sightings of one group's block in flight, where together they fit another group's
     stacks (`CUT.fits_other`) much better than its own (`CUT.fits_better`): a block swapped with
@@ -555,29 +633,40 @@ def _lifted_for_another(
     if len(sightings) < 2:
         return []
 
-    def off(lines: list[float], chosen: Iterable[int]) -> float:
-        return min(1.0, min(_apart(x, columns, chosen) for x in lines) / pitch)
+    def off(lines: list[Line], chosen: Iterable[int]) -> float:
+        return min(1.0, min(_apart(line, columns, chosen, ahead) for line in lines) / pitch)
+
+    def _apart_any(lines: list[Line], stack: int) -> float:
+        return min(_apart(line, columns, [stack], ahead) for line in lines)
 
     own = np.mean([off(lines, stacks) for _, _, lines in sightings])
     for other in others:
         fit = np.mean([off(lines, other) for _, _, lines in sightings])
         if fit <= CUT.fits_other and own - fit >= CUT.fits_better:
             return [
-                (seen, sure, min(other, key=lambda s: min(abs(x - columns[s]) for x in lines)))
+                (seen, sure, min(other, key=lambda s, lines=lines: _apart_any(lines, s)))
                 for seen, sure, lines in sightings
             ]
     return []
 
 
-def _on_row(traced: list[float], columns: list[float], pitch: float) -> list[float]:
+def _on_row(traced: list[Line], columns: list[float], pitch: float) -> list[Line]:
     """The lines of a sighting that end on the stacks' row, a pitch either side of its ends
     allowed; the others (infinite: not in the first half of a flight) point nowhere."""
-    return [x for x in traced if columns[0] - pitch <= x <= columns[-1] + pitch]
+    return [line for line in traced if columns[0] - pitch <= line.x <= columns[-1] + pitch]
 
 
-def _apart(x: float, columns: list[float], chosen: Iterable[int]) -> float:
-    """How far a line ending at `x` on the stacks' row ends from the nearest chosen stack."""
-    return min(abs(x - columns[s]) for s in chosen)
+def _apart(
+    line: Line, columns: list[float], chosen: Iterable[int], ahead: Mapping[int, float]
+) -> float:
+    """How far along the row a line passes from the nearest chosen stack."""
+    return min(abs(line.at(s, ahead) - columns[s]) for s in chosen)
+
+
+def _pushed(xy: NDArray[np.float64], place: NDArray[np.float64]) -> bool:
+    """Whether something lying at `xy` is the stack of `place` pushed straight ahead (`SET_UP`)."""
+    ahead = xy[1] - place[1]
+    return abs(xy[0] - place[0]) <= SET_UP.sideways and SET_UP.least <= ahead <= SET_UP.most
 
 
 def _flanked(place: NDArray[np.float64], standing: list[NDArray[np.float64]], pitch: float) -> bool:
@@ -619,20 +708,22 @@ def _somewhere_new(
     return any(all(np.linalg.norm(xy - q) > CARRIED.resting for q in recent) for _, xy, _ in now)
 
 
-def _home(xy: NDArray[np.float64], spot: NDArray[np.float64], row: float) -> float:
+def _home(xy: NDArray[np.float64], spot: NDArray[np.float64], row: float) -> Line:
     """Where on the stacks' row (its x) a tile seen at `xy` in flight to `spot` was lifted:
     the line from the spot through the sighting, back to the row. Infinite for a sighting
     that is not in the first half of a flight from the row, or whose line meets the row too
     flat to tell its stacks apart (`CUT.shallow`). A tile beyond the row, on the dealer's side, is
     not on its way to a box (740024, 740056: tiles moved there while a block flew made false
     alerts)."""
+    nowhere = Line(float("inf"))
     dy = xy[1] - spot[1]
     if abs(dy) < 1e-6 or (xy[1] - row) * (spot[1] - row) <= 0:
-        return float("inf")
-    x = spot[0] + (xy[0] - spot[0]) * (row - spot[1]) / dy
+        return nowhere
+    slope = float((xy[0] - spot[0]) / dy)
+    x = spot[0] + slope * (row - spot[1])
     home = np.array([x, row])
     if np.linalg.norm(xy - home) > 0.5 * np.linalg.norm(spot - home):
-        return float("inf")
+        return nowhere
     if abs(xy[1] - row) < CUT.shallow * np.linalg.norm(xy - home):
-        return float("inf")
-    return float(x)
+        return nowhere
+    return Line(float(x), slope)

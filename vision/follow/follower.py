@@ -198,6 +198,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
             self._note_columns(view)
             if any(view.backs.get(z, 0) for z in PLAYER_ZONES):
                 self._enter(Phase.DELIVERY, t)
+                self._read_set_up()
                 phase = Phase.DELIVERY
         if phase in (Phase.DICE, Phase.DELIVERY) and current.places:
             self._note_flight(t, view)
@@ -287,7 +288,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         told_apart = len(fitting) == 1 or (
             missed[fitting[0]] + CUT.told_apart <= missed[fitting[1]]
         )
-        if known == "inferred" and (not told_apart or not round_.traced):
+        if known in ("inferred", "seen") and (not told_apart or not round_.traced):
             known = "undecided"  # cuts fit alike, or no delivery was seen
         if told_apart:  # only the choices no camera above could tell from it
             choices = list(views[fitting[0]].choices)
@@ -296,6 +297,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
             "cut_options": choices[0].as_dict(),
             "cut_known": known,
             "cut_alternatives": [str(c) for c in choices[1:]],
+            "set_up": sorted(s + 1 for s in round_.set_up or ()),
         }
 
     def _close(self, t: float, out: list[Raised], *, abandoned: bool) -> list[Raised]:

@@ -112,12 +112,20 @@ class RoundRecord(BaseModel):
     dice_flat: bool = Field(True, title="Dice lay flat")
     cut: str = Field(title="Cut", description="Cut id, e.g. `yat-dong-dong`.")
     cut_options: dict[str, str] = Field(default_factory=dict, title="Cut options")
-    cut_known: Literal["announced", "configured", "inferred", "undecided"] = Field(
+    cut_known: Literal["announced", "configured", "seen", "inferred", "undecided"] = Field(
         "configured",
         title="How the cut is known",
         description="announced: given to the box; configured: the only cut the table may "
-        "deal; inferred: the only permitted cut the delivery fits; undecided: several fit "
-        "(or no delivery was seen), `cut` is the table's own where it is one of them.",
+        "deal; seen: named by the set-up (`set_up`) and the delivery fitted it; inferred: the "
+        "only permitted cut the delivery fits; undecided: several fit (or no delivery was "
+        "seen), `cut` is the table's own where it is one of them.",
+    )
+    set_up: list[Annotated[int, Field(ge=1, le=8)]] = Field(
+        default_factory=list,
+        title="Set-up",
+        description="The stacks (1-8 from the dealer's left) pushed towards the players before "
+        "delivery to show the cut (MBS App. D): the first group's stacks. Empty where none was "
+        "seen pushed.",
     )
     cut_alternatives: list[str] = Field(
         default_factory=list,

@@ -27,6 +27,7 @@ from rules import (
     InvalidHandError,
     Irregularity,
     Setting,
+    SetUp,
     Tile,
     all_settings,
     cut_regime,
@@ -102,6 +103,18 @@ MARKER_KINDS = ("chung", "button")
 BUTTON_SIZE = (50.0, 50.0, 6.0)
 BUTTON_COLOUR = (150, 90, 20)
 """BGR: a blue acrylic button (the chung is red)."""
+PUSH = 20.0
+"""Millimetres a stack of the set-up is pushed towards the players ("slightly", MBS App. D): a
+third of a tile's length, plain from above, and short of the cloth between the stacks and the
+boxes."""
+PULL = 8.0
+"""Millimetres the upper tiles of a pushed stack are pulled back where the first group lies
+under them (MBS App. D: "pulling the top four tiles ... back slightly")."""
+SET_UP_AT = (0.1, 0.3)
+"""Seconds into the cut phase over which the dealer pushes the set-up's stacks forward."""
+DIAGONAL_SHOWN = (0.3, 0.8)
+"""Seconds into the cut phase during which Fong May's diagonal tile lies across the stacks; it
+is returned before delivery (MBS App. D)."""
 TABLE_CUTS = {"rws-2018": ("yat-dong-dong", "cup-say", "chee-yee", "dai-pin", "jung-quat")}
 """The simulated table's own list of cuts (`table.yaml` `cuts`), where its book names none."""
 
@@ -167,6 +180,9 @@ class Plan:
     round's context; NZ 11.1(a), 11.2(a), 11.3(a), MBS 3.24.1)."""
     cut_clause: str = ""
     """The rule book's clause that let the round use its cut; empty where the cut was given."""
+    set_up: SetUp | None = None
+    """How the dealer shows the cut before delivering it, where the rule book has the cut
+    drawn every round (MBS 3.9, App. D); from the cut meant, whatever the delivery then does."""
     exposed_while_stacking: int | None = None
     exposed_while_dealing: int | None = None
     swapped: tuple[int, int] | None = None
@@ -278,6 +294,8 @@ def plan_round(
     if drawn is not None:
         plan.bank, plan.cut_clause, plan.chung = drawn.bank.value, drawn.clause, True
         plan.adjust = adjust
+        if ruleset.random_cut:
+            plan.set_up = found.set_up(options)
     plan.events.append({"kind": "cut", "cut": cut_id, "options": str(options)})
 
     if Irregularity.EXPOSED_TILE_STACKING in kinds:
@@ -415,12 +433,34 @@ class RoundScene:
         }
         self.wobble = rng.normal(0, 1, (64, 3))
         self.skin = SKIN[int(rng.integers(len(SKIN)))]
+        cut = CUTS[plan.cut]
+        self.meant = cut.grid(cut.options(**plan.cut_options))
+        """The delivery order the set-up shows: the cut's own, before any injected swap."""
 
-    def stack_pose(self, tid: int) -> Pose:
+    def stack_pose(self, tid: int, t: float) -> Pose:
+        """Where a tile lies in its stack at time t: pushed forward from the cut phase on where
+        the set-up shows its stack (and pulled back a little above the first group's tiles)."""
         layer, stack = self.plan.cells[tid]
         sx, sy = self.layout.stack_area
         x = sx + (stack - 3.5) * (self.size.width + 1.5)
-        return Pose(x, sy, 0.0, 3 - layer, False)
+        set_up = self.plan.set_up
+        if set_up is None or stack not in set_up.pushed:
+            return Pose(x, sy, 0.0, 3 - layer, False)
+        start, end = (self.time.cut + s for s in SET_UP_AT)
+        pushed = min(max((t - start) / (end - start), 0.0), 1.0)
+        under = min(k for k in range(4) if self.meant[k][stack] == 1)
+        pulled = PULL if stack in set_up.pulled and layer < under else 0.0
+        return Pose(x, sy + pushed * (PUSH - pulled), 0.0, 3 - layer, False)
+
+    def diagonal(self, t: float) -> int | None:
+        """The tile laid across the stacks at time t (Fong May's mark), if any: the top tile of
+        the stack at the end away from the pushed ones."""
+        set_up = self.plan.set_up
+        start, end = (self.time.cut + s for s in DIAGONAL_SHOWN)
+        if set_up is None or not set_up.diagonal or not start <= t < end:
+            return None
+        stack = 7 if min(set_up.pushed) < 4 else 0
+        return next(tid for tid, cell in self.plan.cells.items() if cell == (0, stack))
 
     def hand_pose(self, position: int, slot: int, mode: str) -> Pose:
         """Where tile `slot` (0..3; 4+ for extra tiles) of a position lies in a layout mode."""
@@ -470,7 +510,7 @@ class RoundScene:
         dealer_hand: tuple[float, float] | None = None
         phase = "shuffle"
         for tid in plan.cells:
-            home = self.stack_pose(tid)
+            home = self.stack_pose(tid, t)
             if t < tl.stacking:
                 k = int(t * 5) % 64
                 sx, sy, yaw = self.scatter[tid]
@@ -488,6 +528,9 @@ class RoundScene:
             elif t < tl.delivery:
                 phase = "dice" if t < tl.cut else "cut"
                 poses[tid] = home
+                if tid == self.diagonal(t):  # across the three stacks beside it, on top
+                    step = (self.size.width + 1.5) * (2 if home.x < 0 else -2)
+                    poses[tid] = Pose(home.x + step, home.y, math.pi / 4, 4, False)
             else:
                 poses[tid] = home
         if tl.delivery <= t:
@@ -554,7 +597,7 @@ class RoundScene:
                     block_slot = 4
                 target = self.hand_pose(delivered_to, block_slot, "block")
                 if t < start + DELIVERY_EACH:
-                    home = self.stack_pose(tid)
+                    home = self.stack_pose(tid, start)
                     f = (t - start) / DELIVERY_EACH
                     poses[tid] = Pose(
                         home.x + (target.x - home.x) * f,
@@ -741,6 +784,12 @@ def ground_truth(plan: Plan) -> dict[str, object]:
         "events": events,
         "irregularities": plan.irregularities,
     }
+    if plan.set_up is not None:  # the stacks pushed forward before delivery (MBS App. D)
+        truth["set_up"] = {
+            "pushed": sorted(plan.set_up.pushed),
+            "pulled": sorted(plan.set_up.pulled),
+            "diagonal": plan.set_up.diagonal,
+        }
     if plan.adjust:  # the button showing the player/banker's +4 or -4
         truth["adjust"] = plan.adjust
     if plan.chung:  # where the chung lies and its face up

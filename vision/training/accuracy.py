@@ -95,6 +95,10 @@ class Outcome:
     """The +4 or -4 a player/banker nominated (NZ 9.6), its button on the table."""
     adjust_right: bool = False
     """The round record's `adjust` is the one nominated."""
+    set_up: list[int] = field(default_factory=list)
+    """The stacks (1-8) the dealer pushed to show the cut before delivery (MBS App. D)."""
+    set_up_read: list[int] = field(default_factory=list)
+    """The stacks the round record says were pushed."""
     declined: str | None = None
     """The irregularity planned for the round that its bank makes none: a player/banker sets
     their own hand as they like (`rules.house_sets_bank`), so the round is followed as clean."""
@@ -212,6 +216,7 @@ def run_round(
         sure.setdefault(alert.kind, alert.confidence)
     plan = studio.plan
     cut = {"cut_known": "", "cut_right": False, "cut_fits": 0}
+    set_up = sorted(s + 1 for s in plan.set_up.pushed) if plan.set_up is not None else []
     bank = {"banker_right": False, "co_bank_right": False, "banker_known": "",
             "adjust": plan.adjust, "adjust_right": False}  # fmt: skip
     if records:
@@ -229,6 +234,7 @@ def run_round(
             "cut_known": record.cut_known,
             "cut_right": stack_signature(recorded) == stack_signature(dealt),
             "cut_fits": 1 + len(record.cut_alternatives),
+            "set_up_read": record.set_up,
         }
     return Outcome(
         seed,
@@ -246,6 +252,7 @@ def run_round(
         declined=declined,
         context=context,
         other_cut_fits=injected == "wrong-cut-order" and other_cut_fits(plan, table),
+        set_up=set_up,
         **cut,  # type: ignore[arg-type]
         **bank,  # type: ignore[arg-type]
     )
@@ -561,7 +568,7 @@ def _cut_lines(outcomes: list[Outcome]) -> list[str]:
     if not told:
         return []
     known = Counter(o.cut_known for o in told)
-    inferred = [o for o in told if o.cut_known in ("inferred", "configured")]
+    inferred = [o for o in told if o.cut_known in ("seen", "inferred", "configured")]
     right = sum(o.cut_right for o in inferred)
     undecided = [o for o in told if o.cut_known == "undecided"]
     return [
@@ -578,6 +585,21 @@ def _cut_lines(outcomes: list[Outcome]) -> list[str]:
             else ""
         )
         + ".",
+        *_set_up_lines([o for o in outcomes if o.context and o.record_found]),
+    ]
+
+
+def _set_up_lines(told: list[Outcome]) -> list[str]:
+    """How well the set-up (the stacks pushed before delivery, MBS App. D) was read."""
+    shown = [o for o in told if o.set_up]
+    if not shown:
+        return []
+    right = sum(o.set_up_read == o.set_up for o in shown)
+    phantom = sum(bool(o.set_up_read) for o in told if not o.set_up)
+    return [
+        f"- The set-up, the stacks pushed before delivery (MBS App. D): read right in {right} of "
+        f"{len(shown)} rounds that showed one; a set-up read where none was shown in {phantom} "
+        f"of {len(told) - len(shown)}.",
     ]
 
 
