@@ -232,3 +232,32 @@ def test_a_cut_choice_is_written_with_its_options() -> None:
     assert str(choice("cup-say", side="left")) == "cup-say (left, top)"
     assert str(choice("tower")) == "tower"
     assert choice("cup-say", side="left").as_dict() == {"side": "left", "layer": "top"}
+
+
+@pytest.mark.parametrize(
+    ("cut_id", "options", "shown"),
+    [
+        # App. D: "the first stack of tiles on the right is pushed forward"
+        ("yat-dong-dong", {"side": "right"}, "stacks 8 pushed"),
+        # "the first two stacks are pushed forward"; Di Chut "pulling the top four tiles of the
+        # two protruding stacks back slightly"
+        ("cup-say", {"side": "right", "layer": "top"}, "stacks 7 8 pushed"),
+        ("cup-say", {"side": "right", "layer": "bottom"},
+         "stacks 7 8 pushed, tops of 7 8 pulled back"),
+        # "the first stack on the left and the first stack on the right"
+        ("chee-yee", {"layer": "top"}, "stacks 1 8 pushed"),
+        ("jung-quat", {"layer": "top"}, "stacks 4 5 pushed"),  # "the middle two stacks"
+        # "stacks 1, 3, 5 and 7 on the right"; "the first stack and the third stack"
+        ("ghan-dong-ping-say", {"side": "right"}, "stacks 2 4 6 8 pushed"),
+        ("ghan-dong-cup-say", {"side": "right", "layer": "top"}, "stacks 6 8 pushed"),
+        # Fong May: "a diagonal placement of one tile across the lower stack"
+        ("long-tau-fong-may", {"side": "left", "end": "tail"},
+         "stacks 1 2 3 4 pushed, a tile across"),
+        ("long-tau-fong-may", {"side": "left", "end": "head"}, "stacks 5 6 pushed"),
+    ],
+)  # fmt: skip
+def test_each_cut_shows_its_set_up_as_app_d_says(
+    cut_id: str, options: dict[str, str], shown: str
+) -> None:
+    cut = CUTS[cut_id]
+    assert str(cut.set_up(cut.options(**options))) == shown
