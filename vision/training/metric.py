@@ -104,8 +104,10 @@ def contrastive(features, labels, temperature: float = TEMPERATURE):  # type: ig
     return -(log_prob * positive).sum(1).div(positive.sum(1).clamp(min=1)).mean()
 
 
-def train(start: Path, crops: Path, out: Path, minutes: float, seed: int = 0) -> Path:
-    """Go on from the reader checkpoint `start` for `minutes`; returns the exported ONNX."""
+def train(start: Path, crops: Path, out: Path, minutes: float, seed: int = 0,
+          contrast_weight: float = CONTRAST_WEIGHT) -> Path:  # fmt: skip
+    """Go on from the reader checkpoint `start` for `minutes`; returns the exported ONNX.
+    `contrast_weight` 0 is the same training without the contrastive loss (to measure it)."""
     import torch
     from torch.nn import functional
 
@@ -142,7 +144,7 @@ def train(start: Path, crops: Path, out: Path, minutes: float, seed: int = 0) ->
         logits = model(inputs)
         classify = functional.cross_entropy(logits, target)
         contrast = contrastive(pooled[0], target)
-        loss = classify + CONTRAST_WEIGHT * contrast
+        loss = classify + contrast_weight * contrast
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -180,6 +182,8 @@ def main() -> int:
     parser.add_argument("--out", required=True)
     parser.add_argument("--minutes", type=float, default=8)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--contrast-weight", type=float, default=CONTRAST_WEIGHT,
+                        help="0: the classification loss alone")  # fmt: skip
     args = parser.parse_args()
     if not Path(args.start).is_file():
         print(f"--start: no checkpoint {args.start}", file=sys.stderr)
@@ -187,7 +191,8 @@ def main() -> int:
     if not (Path(args.crops) / "train").is_dir():
         print(f"--crops: no train/ folder in {args.crops}", file=sys.stderr)
         return 2
-    print(train(Path(args.start), Path(args.crops), Path(args.out), args.minutes, args.seed))
+    print(train(Path(args.start), Path(args.crops), Path(args.out), args.minutes, args.seed,
+                args.contrast_weight))  # fmt: skip
     return 0
 
 
