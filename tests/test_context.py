@@ -92,6 +92,20 @@ def test_which_banks_are_set_the_house_way(bank: Bank | None, checked: bool) -> 
     assert house_sets_bank(bank) is checked
 
 
+def follow_round(folder: Path, rules: str) -> tuple[list[Alert], RoundRecord]:
+    """A simulated round followed from its labels, the table told box 1 and nothing else."""
+    image = next(frames(folder / "round.mp4", 10))[2]
+    table = calibrate(image, table_id="t1", rules=rules, banker=1)
+    source = LabelSource(folder / "frames.json.gz")
+    follower = RoundFollower(table, run="test")
+    raised = []
+    for t in sorted(source.frames):
+        raised += follower.follow(t, source.detections(0, t, None), None)  # type: ignore[arg-type]
+    raised += follower.finish(max(source.frames))
+    record = next(r.record for r in raised if isinstance(r.record, RoundRecord))
+    return [r.record for r in raised if isinstance(r.record, Alert)], record
+
+
 @pytest.fixture(scope="module")
 def context_rounds(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """NZ rounds with their context drawn: a player/banker at box 8 (seed 0), a co-bank at box
@@ -116,18 +130,10 @@ def test_the_banker_is_read_from_the_chung(
     folder = context_rounds / str(seed)
     truth = json.loads((folder / "truth.json").read_text())
     assert (truth["chung"]["box"], truth["banker"]) == (banker, banker)
-    image = next(frames(folder / "round.mp4", 10))[2]
-    table = calibrate(image, table_id="t1", rules="nz-1998", banker=1)
-    source = LabelSource(folder / "frames.json.gz")
-    follower = RoundFollower(table, run="test")
-    raised = []
-    for t in sorted(source.frames):
-        raised += follower.follow(t, source.detections(0, t, None), None)  # type: ignore[arg-type]
-    raised += follower.finish(max(source.frames))
-    record = next(r.record for r in raised if isinstance(r.record, RoundRecord))
+    alerts, record = follow_round(folder, "nz-1998")
     assert (record.banker, record.banker_known, record.bank) == (banker, "seen", bank)
     assert record.required_first_position == truth["required_first_position"]
-    assert not [r for r in raised if isinstance(r.record, Alert)]  # a clean round stays clean
+    assert not alerts  # a clean round stays clean
 
 
 @pytest.mark.parametrize(("seed", "adjust"), [(9, 4), (23, -4), (0, 0)])
@@ -177,19 +183,6 @@ def set_up_rounds(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _follow_round(folder: Path, rules: str) -> tuple[list[Alert], RoundRecord]:
-    image = next(frames(folder / "round.mp4", 10))[2]
-    table = calibrate(image, table_id="t1", rules=rules, banker=1)
-    source = LabelSource(folder / "frames.json.gz")
-    follower = RoundFollower(table, run="test")
-    raised = []
-    for t in sorted(source.frames):
-        raised += follower.follow(t, source.detections(0, t, None), None)  # type: ignore[arg-type]
-    raised += follower.finish(max(source.frames))
-    record = next(r.record for r in raised if isinstance(r.record, RoundRecord))
-    return [r.record for r in raised if isinstance(r.record, Alert)], record
-
-
 @pytest.mark.parametrize("seed", [9, 5])
 def test_the_cut_is_seen_from_its_set_up(set_up_rounds: Path, seed: int) -> None:
     """The table is told nothing of the cut; the stacks pushed before delivery name the first
@@ -197,7 +190,7 @@ def test_the_cut_is_seen_from_its_set_up(set_up_rounds: Path, seed: int) -> None
     stack is neither gone from its place nor lifted from elsewhere)."""
     folder = set_up_rounds / str(seed)
     truth = json.loads((folder / "truth.json").read_text())
-    alerts, record = _follow_round(folder, "mbs-2020")
+    alerts, record = follow_round(folder, "mbs-2020")
     assert not alerts
     assert record.set_up == [s + 1 for s in truth["set_up"]["pushed"]]
     assert (record.cut, record.cut_known) == (truth["cut"], "seen")
@@ -214,7 +207,7 @@ def test_a_delivery_that_breaks_its_set_up_is_alerted_within_a_second(
     set-up it breaks at once."""
     folder = set_up_rounds / "14"
     truth = json.loads((folder / "truth.json").read_text())
-    alerts, record = _follow_round(folder, "mbs-2020")
+    alerts, record = follow_round(folder, "mbs-2020")
     assert {a.kind for a in alerts} == {"wrong-cut-order"} and record.set_up == [1]
     lifted = next(e["t"] for e in truth["events"] if e["kind"] == "delivery")
     assert min(a.raised_time_s for a in alerts) - lifted <= 1.0
