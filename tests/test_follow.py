@@ -145,6 +145,23 @@ def test_alerts_name_what_the_rules_expected() -> None:
     assert first.summary.endswith(f"call for box {injected['wrong-first-position']['required']}.")
 
 
+def test_a_bank_hand_holding_a_face_twice_is_a_foreign_tile_not_a_crash() -> None:
+    """The bank's hand (1-4 5-5 1-3 2-3, set the house way by the book) read with its 1-4 as a
+    second 2-3: no house way exists for a hand a set cannot deal, so it is not judged by one;
+    once every hand is exposed the tile is raised as foreign."""
+    image = next(frames(ROUNDS / "nz-irregular" / "round.mp4", 10))[2]
+    table = calibrate(image, table_id="t1", rules="nz-1998", banker=1)
+
+    def doubled(t: float, seen: Detections) -> Detections:
+        labels = tuple("2-3" if label == "1-4" else label for label in seen.labels)
+        return seen.with_labels(labels, seen.label_scores)
+
+    alerts, records = follow("nz-irregular", table, change=doubled)
+    kinds = {a.kind for a in alerts}
+    assert "foreign-tile" in kinds and "house-way-violation" not in kinds
+    assert len(records) == 1
+
+
 def test_missed_frames_change_nothing(fixture_round) -> None:  # type: ignore[no-untyped-def]
     name, table = fixture_round
     every, _ = follow(name, table)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from rules import Bank, house_sets_bank
+from rules import Bank, InvalidHandError, house_sets_bank
 from vision.detections import Detections
 from vision.follow.base import HAND_ZONES, ROUND, FollowerBase, K, Raised, Streak
 from vision.follow.exposure import FACES
@@ -181,7 +181,10 @@ class HandsPhase(FollowerBase):
             position in self.table.house_way_positions
         )
         if house_set and hand.setting is not None:
-            check = self.judge.house_way(hand.setting)
+            try:
+                check = self.judge.house_way(hand.setting)
+            except InvalidHandError:  # a face twice that a set holds once: no house way for it,
+                return  # and the tile is raised as foreign once every hand is exposed
             if not check.is_house_way:
                 self._alert(
                     out,
