@@ -190,9 +190,13 @@ def run_round(
             table, run=str(seed), cut=studio.plan.cut, cut_options=studio.plan.cut_options
         )
     raised = []
-    for index, found in enumerate(seen.frames):
-        raised += follower.follow(round(index / FPS, 3), found, None)
-    raised += follower.finish(round(studio.frame_count / FPS, 3))
+    try:
+        for index, found in enumerate(seen.frames):
+            raised += follower.follow(round(index / FPS, 3), found, None)
+        raised += follower.finish(round(studio.frame_count / FPS, 3))
+    except Exception as error:  # a follower bug: the round counts as failed, the run goes on
+        failure = f"the follower failed: {type(error).__name__}: {error}"
+        return Outcome(seed, rules, injected, [], {}, 0, 0, False, 0.0, 0, failure)
     alerts = [r.record for r in raised if isinstance(r.record, Alert)]
     records = [r.record for r in raised if isinstance(r.record, RoundRecord)]
     latency = {}
@@ -467,7 +471,9 @@ def report(
         f"positions ({exact / max(checked, 1):.2%}).",
         f"- Rounds with a round record: {sum(o.record_found for o in outcomes)} "
         f"of {len(outcomes)}.",
-        f"- Rounds whose calibration failed: {len(failed)}.",
+        f"- Rounds that failed (calibration, or the follower itself): {len(failed)}"
+        + "".join(f"; {o.seed}: {o.error}" for o in failed)
+        + ".",
         _confidence_line(outcomes),
         *_layers_line(outcomes),
         *_declined_lines(outcomes),
