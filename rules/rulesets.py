@@ -46,6 +46,8 @@ class Ruleset:
     """Whether the game supervisor may direct another approved cut for a house bank (NZ 9.5)."""
     random_cut: ClassVar[bool] = False
     """Whether the cut is selected at random every round (MBS 3.9)."""
+    cut_set_up: ClassVar[bool] = False
+    """Whether the dealer shows the cut's set-up before delivering (MBS App. D, `SetUp`)."""
     cut_clause: ClassVar[str] = ""
     """Where the book says which cut a round is dealt with."""
     delivery_adjustment: ClassVar[bool] = False

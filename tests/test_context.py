@@ -13,6 +13,7 @@ import pytest
 
 from rules import CUTS, Bank, CutChoice, house_sets_bank
 from vision.follow import Announcement, RoundFollower
+from vision.follow.base import Phase
 from vision.follow.records import Alert, RoundRecord
 from vision.replay import LabelSource, frames
 from vision.table import TableConfig, calibrate
@@ -211,3 +212,28 @@ def test_a_delivery_that_breaks_its_set_up_is_alerted_within_a_second(
     assert {a.kind for a in alerts} == {"wrong-cut-order"} and record.set_up == [1]
     lifted = next(e["t"] for e in truth["events"] if e["kind"] == "delivery")
     assert min(a.raised_time_s for a in alerts) - lifted <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("rules", "pushed", "narrowed"),
+    [
+        ("mbs-2020", {7}, True),  # App. D: stack 8 pushed, the cuts that begin there
+        ("mbs-2020", {2, 5}, False),  # no permitted cut begins with stacks 3 and 6
+        ("nz-1998", {7}, False),  # NZ has no set-up: a stack nudged forward names no cut
+        ("act-2005", {0, 7}, False),
+    ],
+)
+def test_stacks_pushed_before_delivery_narrow_the_cut_only_where_the_book_has_set_ups(
+    table: TableConfig, rules: str, pushed: set[int], narrowed: bool
+) -> None:
+    follower = RoundFollower(table.model_copy(update={"rules": rules}), run="test")
+    follower._open(0.0, complete=True, phase=Phase.DICE)
+    round_ = follower.round
+    assert round_ is not None
+    every = list(round_.live)
+    round_.ahead = {stack: 20.0 for stack in pushed}
+    follower._read_set_up()
+    assert round_.set_up == pushed  # recorded either way
+    beginning = [i for i in every if follower.judge.views[i].stacks[1] == pushed]
+    assert round_.live == (beginning if narrowed else every)
+    assert (follower.cut_known == "seen") is narrowed

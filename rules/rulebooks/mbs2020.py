@@ -96,6 +96,7 @@ class MBS2020(Ruleset):
     match_clause = "3.17-3.23"
     deal_clause = "3.10, 3.11"
     random_cut = True
+    cut_set_up = True
     cut_clause = "3.9"
     cuts: ClassVar[tuple[str, ...] | None] = (
         "yat-dong-dong", "cup-say", "chee-yee", "dai-pin", "jung-quat", "long-tau-fong-may",
@@ -199,6 +200,7 @@ class RWS2018(MBS2020):
     match_clause = "3.5, 3.13"
     deal_clause = "3.7, 3.8"
     random_cut = False
+    cut_set_up = False
     cut_clause = "the table's list"
     cuts = None  # RWS names no cuts: the table's configured cut is accepted as given
     pairs_ref = "App. C 1.2"

@@ -298,15 +298,17 @@ class DeliveryPhase(FollowerBase):
         """The cut's set-up as the delivery begins: the stacks pushed towards the players are
         the first group's (MBS App. D, `rules.SetUp`), so from here the delivery is judged
         only by the permitted cuts that begin with those stacks, and one that breaks them
-        breaks the cut shown. A set-up that fits no permitted cut narrows nothing (the
-        delivery still tells); the record names it either way."""
+        breaks the cut shown. Only where the rule book has the dealer show one (MBS App. D):
+        elsewhere a stack nudged forward is no set-up, and neither is one that fits no
+        permitted cut; those narrow nothing (the delivery still tells). The record names the
+        stacks seen pushed either way."""
         round_ = self.round
         assert round_ is not None
         if not round_.ahead or round_.set_up is not None:
             return
         round_.set_up = frozenset(round_.ahead)
         shown = [i for i in round_.live if self.judge.views[i].stacks[1] == round_.set_up]
-        if shown:
+        if shown and self.judge.ruleset.cut_set_up:
             round_.live = shown
             if self.cut_known == "inferred":
                 self.cut_known = "seen"

@@ -294,7 +294,7 @@ def plan_round(
     if drawn is not None:
         plan.bank, plan.cut_clause, plan.chung = drawn.bank.value, drawn.clause, True
         plan.adjust = adjust
-        if ruleset.random_cut:
+        if ruleset.cut_set_up:
             plan.set_up = found.set_up(options)
     plan.events.append({"kind": "cut", "cut": cut_id, "options": str(options)})
 
