@@ -32,6 +32,7 @@ from rules import (
     all_settings,
     cut_regime,
     find_ruleset,
+    first_position,
     house_sets_bank,
 )
 from rules.rulesets import Ruleset
@@ -241,7 +242,7 @@ def plan_round(
         tilt = 0.6
         plan_irregular.append({"kind": "dice-not-flat", "die": 0})
     total = sum(dice)
-    first = (banker - 1 + total + adjust - 1) % 8 + 1
+    first = first_position(total, banker, adjust)
     if Irregularity.WRONG_FIRST_POSITION in kinds:
         first = first % 8 + 1 + int(rng.integers(0, 6))
         first = (first - 1) % 8 + 1
@@ -757,7 +758,7 @@ def ground_truth(plan: Plan) -> dict[str, object]:
         {"t": tl.clearing, "kind": "clearing"},
         {"t": tl.end, "kind": "end"},
     ]
-    expected_first = (plan.banker - 1 + sum(plan.dice) + plan.adjust - 1) % 8 + 1
+    expected_first = first_position(sum(plan.dice), plan.banker, plan.adjust)
     truth = {
         "rules": plan.rules,
         "banker": plan.banker,
