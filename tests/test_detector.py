@@ -14,7 +14,8 @@ import pytest
 
 from vision.crops import CROP, LEAN_MARGIN, REFINED_LEAN_MARGIN, canonical, cut
 from vision.detections import Detections, polygon_iou
-from vision.detector import MODELS, Detector, Reader, _near_any, zoom_windows
+from vision.detector import MODELS, REFINERS, Detector, Reader, Refiner, _near_any, zoom_windows
+from vision.labels import CHUNG_BANKER, CHUNG_CO, PLUS_4
 from vision.selfcheck import FRAMES, check_models
 from vision.synth.round import Studio, Timeline
 
@@ -156,6 +157,22 @@ def test_a_die_box_is_read_as_a_die_and_a_tile_box_as_a_face_or_back() -> None:
     read = Reader().read(image, boxes)
     assert read.labels[0].startswith("die-")
     assert not read.labels[1].startswith("die-")
+
+
+def test_a_marker_box_keeps_its_class_and_place_through_the_refiner_and_the_reader() -> None:
+    """The chung's class is its reading: the refiner (trained on tiles and dice) would move it,
+    the reader (which has no class for it) would call it a face."""
+    image = cv2.imread(str(FRAME))
+    die = next(o for o in TRUTH["objects"] if o["labelled"] and o["label"].startswith("die-"))
+    plaque = [[300.0, 300.0], [420.0, 300.0], [420.0, 348.0], [300.0, 348.0]]
+    corners = np.array([die["corners"], plaque], np.float64)
+    boxes = Detections(corners, np.array([0.9, 0.8]), ("die", CHUNG_BANKER))
+    refined = Refiner(list(REFINERS[:1])).refine(image, boxes)
+    assert np.array_equal(refined.corners[1], corners[1])
+    assert not np.array_equal(refined.corners[0], corners[0])  # the die's box was moved
+    read = Reader().read(image, refined)
+    assert read.labels[0].startswith("die-")
+    assert read.labels[1] == CHUNG_BANKER and read.label_confidence[1] == pytest.approx(0.8)
 
 
 def fake_detector_model(path: Path, rows: list[list[float]]) -> None:
@@ -375,6 +392,33 @@ def test_evaluation_counts_missed_objects() -> None:
     assert result["tile_face_read_given_found"] == 1.0
     assert 0.3 < result["map50"] < 0.7
     assert result["face_boxes_on_nothing"] == 0  # a missed tile is not a box on nothing
+
+
+@pytest.mark.parametrize(
+    ("found", "truth", "right", "on_nothing"),
+    [
+        ([(CHUNG_BANKER, 0)], [(CHUNG_BANKER, 0)], 1, 0),  # found where it lies, with its face
+        ([(CHUNG_CO, 0)], [(CHUNG_BANKER, 0)], 0, 1),  # the other face: wrong, and on nothing
+        ([(CHUNG_BANKER, 200)], [(CHUNG_BANKER, 0)], 0, 1),  # elsewhere
+        ([], [(CHUNG_BANKER, 0), (PLUS_4, 300)], 0, 0),  # missed
+        ([(PLUS_4, 300)], [], 0, 1),  # a button where none lies
+    ],
+)
+def test_markers_are_counted_found_right_only_with_their_own_class_where_they_lie(
+    found: list[tuple[str, float]], truth: list[tuple[str, float]], right: int, on_nothing: int
+) -> None:
+    from vision.training.evaluate import _count_markers
+
+    def square(x: float) -> list[list[float]]:
+        return [[x, 0.0], [x + 80, 0.0], [x + 80, 40.0], [x, 40.0]]
+
+    detections = Detections(np.array([square(x) for _, x in found], np.float64).reshape(-1, 4, 2),
+                            np.ones(len(found)), tuple(label for label, _ in found))  # fmt: skip
+    entry = {"objects": [{"label": label, "labelled": True, "corners": square(x),
+                          "box": [x, 0.0, x + 80, 40.0]} for label, x in truth]}  # fmt: skip
+    counts = {"total": 0, "right": 0, "on_nothing": 0}
+    _count_markers(counts, detections, entry)
+    assert counts == {"total": len(truth), "right": right, "on_nothing": on_nothing}
 
 
 class DoubtfulReader(TruthReader):

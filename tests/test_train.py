@@ -11,8 +11,16 @@ import numpy as np
 import pytest
 
 from vision.detections import Detections
-from vision.detector import DETECTOR_SCALE
-from vision.training.train import DETECTOR_CROP, _crop_origins, _inside, prepare_detector
+from vision.detector import DETECTOR_CLASSES, DETECTOR_SCALE
+from vision.labels import CHUNG_BANKER, CHUNG_CO, MINUS_4, PLUS_4
+from vision.training.train import (
+    DETECTOR_CROP,
+    _crop_origins,
+    _grown,
+    _inside,
+    detector_class,
+    prepare_detector,
+)
 
 IMAGES = Path(__file__).parent / "fixtures" / "images"
 
@@ -240,15 +248,31 @@ def test_the_shipped_detector_goes_on_training_from_a_checkpoint_that_sees_what_
     session = ort.InferenceSession(str(shipped), providers=["CPUExecutionProvider"])
     exported = session.run(None, {"images": blob})[0][0, 4:7]
     with torch.no_grad():
-        rebuilt = model(torch.from_numpy(blob))[0].numpy()[0, 4:7]
+        everything = model(torch.from_numpy(blob))[0].numpy()[0]
+    rebuilt, markers = everything[4:7], everything[7 : 4 + len(DETECTOR_CLASSES)]
+    # grown to every class of today's, the marker classes silent until trained
+    assert tuple(model.names.values()) == DETECTOR_CLASSES
+    assert markers.max() < 0.05
     # the 8-bit export rounds its activations, the rebuilt model computes in float: close, not equal
     found, refound = exported.max(0) > 0.5, rebuilt.max(0) > 0.5
     assert np.quantile(np.abs(exported - rebuilt), 0.999) < 0.05
     assert found.sum() > 20 and (found != refound).sum() <= 0.1 * found.sum()
     assert any(isinstance(m, torch.nn.BatchNorm2d) for m in model.modules())  # trainable again
 
-    with pytest.raises(ValueError, match="not a 3-class YOLO11n-OBB"):
+    with pytest.raises(ValueError, match=f"not a {len(DETECTOR_CLASSES)}-class YOLO11n-OBB"):
         checkpoint_from_onnx(shipped.with_name("refiner.onnx"), crops, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="cannot grow"):
+        _grown(model, ["tile", "die", "back"], "yolo11n-obb.yaml")
+
+
+@pytest.mark.parametrize(
+    ("label", "cls"),
+    [("3-5", 0), ("back", 1), ("die-4", 2), (CHUNG_BANKER, 3), (CHUNG_CO, 4), (PLUS_4, 5),
+     (MINUS_4, 6)],
+)  # fmt: skip
+def test_each_label_trains_its_detector_class(label: str, cls: int) -> None:
+    assert detector_class(label) == cls
+    assert DETECTOR_CLASSES[cls] in (label, "tile", "back", "die")
 
 
 @pytest.mark.parametrize("model", ["reader.onnx", "flatness.onnx"])

@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from vision.crops import CROP, REFINED_LEAN_MARGIN, cut
 from vision.detections import Detections
+from vision.labels import MARKERS
 from vision.refine import FIRST, REFINE_CROP, View, crop, decode
 from vision.reuse import Region
 
@@ -36,7 +37,11 @@ MODELS = Path(os.environ.get("PAIGOW_MODELS", Path(__file__).resolve().parents[1
 """The shipped ONNX files: the repository's models/, or $PAIGOW_MODELS (the container's)."""
 REFINERS = (MODELS / "refiner.onnx", MODELS / "refiner-2.onnx")
 """The refiner's stages, each run on the boxes the one before it gave, where its file is there."""
-DETECTOR_CLASSES = ("tile", "back", "die")
+DETECTOR_CLASSES = ("tile", "back", "die", *MARKERS)
+"""What the detector is trained to find: face-up tiles, face-down tiles, dice, and the markers
+that say a round's context (the chung by its face, the +4 and -4 buttons), which no later stage
+refines or reads: the detector's class is their reading. A detector trained before the markers
+has the first three; every stage goes by the class names its model carries."""
 DETECTOR_SCALE = 0.5
 """The detector sees a full-table 1920x1080 frame at half size (960x544): a tile is then about
 11 x 27 px and a die 6 px, enough to find them (the reader reads them at full resolution). At a
@@ -346,10 +351,11 @@ class Refiner:
                                 View.parse(view) if view else FIRST))  # fmt: skip
 
     def refine(self, image: NDArray[np.uint8], detections: Detections) -> Detections:
-        if not len(detections):
+        moving = np.array([kind not in MARKERS for kind in detections.labels], bool)
+        if not moving.any():
             return detections
-        dice = [kind.startswith("die") for kind in detections.labels]
-        corners = detections.corners
+        dice = [kind.startswith("die") for kind in np.array(detections.labels)[moving]]
+        corners = detections.corners[moving]
         for session, name, view in self.stages:
             crops = [crop(image, c, d, view) for c, d in zip(corners, dice, strict=True)]
             blob = cv2.dnn.blobFromImages(crops, 1 / 255, (REFINE_CROP, REFINE_CROP), swapRB=True)
@@ -357,7 +363,9 @@ class Refiner:
             moved = [decode(c, row[5:] if d else row[:5], d, view)
                      for c, row, d in zip(corners, out, dice, strict=True)]  # fmt: skip
             corners = np.asarray(moved)
-        return replace(detections, corners=corners)
+        refined = detections.corners.copy()
+        refined[moving] = corners
+        return replace(detections, corners=refined)
 
 
 class Reader:
@@ -423,6 +431,10 @@ class Reader:
         labels, confidence = [], []
         face_up = np.zeros(len(detections))
         for row, kind in enumerate(detections.labels):
+            if kind in MARKERS:  # the round's context: the detector's class is its reading
+                labels.append(kind)
+                confidence.append(float(detections.confidence[row]))
+                continue
             allowed = self._dice if kind == "die" else self._tiles
             index = allowed[int(np.argmax(probs[row, allowed]))]
             labels.append(self.names[int(index)])

@@ -26,7 +26,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.labels import CLASS_ID, CLASSES
+from vision.labels import CLASS_ID, CLASSES, MARKERS
 from vision.layout import TableLayout
 from vision.progress import each
 from vision.synth.appearance import (
@@ -129,10 +129,11 @@ def light_cloth(rng: np.random.Generator) -> ClothStyle:
 
 
 def yolo_lines(rendering: Rendering, width: int, height: int) -> tuple[list[str], list[str]]:
-    """Axis-aligned and oriented label lines for the labelled objects."""
+    """Axis-aligned and oriented label lines for the labelled tiles and dice (the markers, no
+    reader class, are in `annotations.jsonl` alone, where the detector's data is cut from)."""
     boxes, oriented = [], []
     for label in rendering.labels:
-        if not label.labelled or label.label is None:
+        if not label.labelled or label.label not in CLASS_ID:
             continue
         cls = CLASS_ID[label.label]
         x1, y1, x2, y2 = label.box
@@ -194,7 +195,7 @@ def write_dataset(
         "resolutions": dict(resolutions),
         "families": dict(per_family),
         "classes": list(CLASSES),
-        "objects": {split: {c: counts[split][c] for c in CLASSES} for split in counts},
+        "objects": {split: {c: counts[split][c] for c in (*CLASSES, *MARKERS)} for split in counts},
         "close_ups": close_ups,
         "cocked_dice": cocked_dice,
         "command": f"paigow synth dataset --n {n} --out {out} --seed {seed}"

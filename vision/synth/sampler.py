@@ -7,14 +7,31 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vision.labels import CHUNG_BANKER, CHUNG_CO, MINUS_4, PLUS_4
 from vision.layout import TableLayout
 from vision.synth.camera import Camera
 from vision.synth.scene import Box, Thing, arm, die, disc, rotation_z, tile
-from vision.synth.textures import FACES_IN_SET
+from vision.synth.textures import FACES_IN_SET, plaque
 
 RESOLUTIONS = ((1280, 720), (1920, 1080), (2560, 1440), (3840, 2160))
 SKIN = ((110, 150, 205), (80, 120, 175), (60, 90, 140), (140, 170, 215), (45, 60, 90))
 SLEEVE = ((30, 30, 30), (200, 200, 200), (40, 40, 120), (90, 30, 30))
+ACRYLIC = (
+    (40, 40, 190),
+    (30, 30, 140),
+    (40, 140, 40),
+    (150, 90, 20),
+    (30, 30, 30),
+    (40, 170, 210),
+    (120, 40, 120),
+)
+"""BGR: the coloured acrylic a table's chung and buttons are cut from (red, dark red, green,
+blue, black, gold, purple): each casino's kit is its own, so the detector learns the plaque and
+its word, not one colour."""
+MARKER_CHANCE = {"chung": 0.6, "button": 0.3}
+"""How often a training scene shows the chung and a +4/-4 button (NZ 9.6): often enough that the
+detector sees each face a few hundred times in a data set, rarely enough that most scenes show
+what most rounds show."""
 CHIP = ((40, 40, 200), (200, 80, 30), (30, 150, 30), (30, 30, 30), (200, 200, 200), (150, 40, 150))
 
 
@@ -231,6 +248,31 @@ def _dice(layout: TableLayout, rng: np.random.Generator, cocked: float) -> list[
     return things
 
 
+def _marker(layout: TableLayout, rng: np.random.Generator, chung: bool) -> Box:
+    """The chung (either face, NZ 3.3(f)) beside a box, or a +4/-4 button anywhere on the
+    cloth, labelled: a coloured acrylic plaque of its own size with its word printed on it."""
+    colour = ACRYLIC[int(rng.integers(len(ACRYLIC)))]
+    if chung:
+        co = bool(rng.random() < 0.5)
+        word, label = ("CO-BANKER", CHUNG_CO) if co else ("BANKER", CHUNG_BANKER)
+        size = (float(rng.uniform(60, 100)), float(rng.uniform(25, 40)), float(rng.uniform(6, 12)))
+        x, y = layout.box_centres[int(rng.integers(8))]
+        x, y = x + rng.normal(0, 50), y + rng.normal(0, 50)
+    else:
+        plus = bool(rng.random() < 0.5)
+        word, label = ("+4", PLUS_4) if plus else ("-4", MINUS_4)
+        side = float(rng.uniform(40, 60))
+        size = (side, side, float(rng.uniform(4, 8)))
+        x, y = rng.uniform(-700, 700), rng.uniform(150, 900)
+    top = plaque(word, colour, size[:2])
+    if rng.random() < 0.5:  # laid to be read from the dealer's side, or from the players'
+        top = np.ascontiguousarray(top[::-1, ::-1])
+    edge = tuple(int(c * 0.6) for c in colour)
+    return Box("chung" if chung else "button", (float(x), float(y), size[2] / 2), size,
+               rotation_z(rng.uniform(0, 2 * math.pi)), top, top, (edge,) * 4,
+               label)  # type: ignore[arg-type]  # fmt: skip
+
+
 def _distractors(layout: TableLayout, rng: np.random.Generator) -> list[Thing]:
     things: list[Thing] = []
     for x, y in layout.box_centres:
@@ -243,19 +285,10 @@ def _distractors(layout: TableLayout, rng: np.random.Generator) -> list[Thing]:
                     "chip", x + rng.normal(0, 20), y + rng.normal(0, 20), 20, 0, height, colour, top
                 )
             )  # type: ignore[arg-type]
-    if rng.random() < 0.5:  # the chung
-        x, y = layout.box_centres[int(rng.integers(8))]
-        things.append(
-            Box(
-                "chung",
-                (x + 60, y - 40, 12),
-                (70, 30, 24),
-                rotation_z(rng.uniform(0, 3)),
-                (30, 30, 170),
-                (30, 30, 170),
-                ((20, 20, 120),) * 4,
-            )
-        )
+    if rng.random() < MARKER_CHANCE["chung"]:
+        things.append(_marker(layout, rng, chung=True))
+    if rng.random() < MARKER_CHANCE["button"]:
+        things.append(_marker(layout, rng, chung=False))
     for _ in range(int(rng.integers(0, 3))):  # cards of other games
         card = np.full((88, 63, 4), 255, np.uint8)
         things.append(

@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 
 from vision.synth.textures import Image, die_face, tile_back, tile_face
 
-Kind = Literal["tile", "die", "card", "chung", "chip", "cup", "arm"]
+Kind = Literal["tile", "die", "card", "chung", "button", "chip", "cup", "arm"]
 BGR = tuple[int, int, int]
 
 

@@ -26,7 +26,7 @@ from tqdm import tqdm
 from vision.crops import REFINED_LEAN_MARGIN
 from vision.detections import Detections, iou_matrix, polygon_iou
 from vision.detector import DETECTOR_SCALE, MODELS, OVERLAP, REFINERS, Detector, Reader
-from vision.labels import CLASSES, FACES
+from vision.labels import CLASS_ID, CLASSES, FACES, MARKERS
 from vision.synth.dataset import render_sample
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
@@ -76,6 +76,20 @@ def _rank(
             ranked[found.labels[i]][threshold][1].append(bool(candidates))
 
 
+def _count_markers(counts: dict[str, int], found: Detections, entry: dict) -> None:  # type: ignore[type-arg]
+    """The context markers (chung, +4/-4 buttons): each true one found with its own class at
+    IoU >= 0.5, and each marker box on no marker of its class."""
+    truth = [o for o in entry["objects"] if o["labelled"] and o["label"] in MARKERS]
+    counts["total"] += len(truth)
+    if not len(found) or not truth:
+        counts["on_nothing"] += len(found)
+        return
+    same = np.array([[f == t["label"] for t in truth] for f in found.labels], bool)
+    hit = (iou_matrix(found, truth) >= 0.5) & same
+    counts["right"] += int(hit.any(0).sum())
+    counts["on_nothing"] += int((~hit.any(1)).sum())
+
+
 def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None = None) -> dict:  # type: ignore[type-arg]
     entries = [json.loads(x) for x in (data / "annotations.jsonl").read_text().splitlines()][:limit]
     per_class: Ranked = defaultdict(lambda: {t: ([], []) for t in IOU_THRESHOLDS})
@@ -86,13 +100,17 @@ def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None =
     dice = {"total": 0, "right": 0, "found": 0}
     fit: dict[str, list[float]] = {"faces": [], "dice": []}  # IoU of each found object's box
     still = {"faces": [0, 0], "dice": [0, 0]}  # (right, total) in frames without motion blur
+    markers = {"total": 0, "right": 0, "on_nothing": 0}
     timings = []
     for entry in tqdm(entries, desc="evaluating", unit="img"):
         image = cv2.imread(str(data / entry["image"]))
         start = time.perf_counter()
         found = reader.read(image, detector.detect(image))
         timings.append(time.perf_counter() - start)
-        truth = [o for o in entry["objects"] if o["labelled"]]
+        is_marker = np.array([label in MARKERS for label in found.labels], bool)
+        _count_markers(markers, found[is_marker], entry)
+        found = found[~is_marker]
+        truth = [o for o in entry["objects"] if o["labelled"] and o["label"] in CLASS_ID]
         for t in truth:
             positives[t["label"]] += 1
         ious = iou_matrix(found, truth)
@@ -155,6 +173,9 @@ def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None =
         "tile_faces_still": still["faces"][1],
         "dice_accuracy_still": still["dice"][0] / max(still["dice"][1], 1),
         "dice_still": still["dice"][1],
+        "markers": markers["total"],
+        "markers_found_right": markers["right"] / max(markers["total"], 1),
+        "marker_boxes_on_nothing": markers["on_nothing"],
         "ms_per_frame_in_eval": 1000 * float(np.median(timings)),
         "per_class": table,
         "confusion": confusion.tolist(),

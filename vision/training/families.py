@@ -120,6 +120,18 @@ class Budget:
         (self.results / name).write_text(json.dumps(value, indent=2) + "\n")
 
 
+LOFO_MARGIN, LOFO_MOST = 75.0, 300.0
+"""Seconds a left-out reader leaves of the run (for its export and reading its held crops; the
+full reader must be done before its figures are kept), and the most it trains: on a GPU the
+five train beside the detector and the full reader."""
+FULL_READER_MARGIN = 60.0
+"""Seconds the full reader leaves of the run, for its export."""
+MINING, MINING_WORKERS = 75.0, 6
+"""Seconds mining round crops takes the full reader before it trains (a round a process, about a
+minute each), and its processes: the detector's loaders and the left-out readers want the rest
+of the cores."""
+DETECTOR_MARGIN = 75.0
+"""Seconds the detector leaves of the run: the last validation and the ONNX export."""
 READER_SHARE_ONE_AT_A_TIME = 0.4
 """Of the time left after rendering and cutting crops, the full reader's share when the
 readers train one after another (a CPU): it goes on from the shipped one, each left-out
@@ -129,16 +141,14 @@ reader from the same start, and five of them share the rest."""
 def run(out: Path, results: Path, seconds: float, images: int, real: Path | None,
         rounds: int, device: str, detector: bool = True,
         one_at_a_time: bool = False) -> int:  # fmt: skip
-    """Everything `scripts/train-gpu` does; the leave-one-family-out readers train in processes
-    of their own beside the detector and the full reader, on the same GPU. `one_at_a_time`
+    """Everything `scripts/train-gpu` does; the full reader and the leave-one-family-out readers
+    train in processes of their own beside the detector, on the same GPU. `one_at_a_time`
     (a CPU, no detector): the full reader first, then each left-out reader in turn."""
     from vision.synth.dataset import write_dataset
     from vision.training.train import (
         checkpoint_from_shipped,
         prepare_detector,
-        prepare_round_crops,
         train_detector,
-        train_reader,
     )
 
     budget = Budget(seconds, results)
@@ -155,8 +165,7 @@ def run(out: Path, results: Path, seconds: float, images: int, real: Path | None
     if one_at_a_time:
         return _one_at_a_time(budget, data, crops, out, results, reader_start, rounds, real,
                               device, workers)  # fmt: skip
-    share = 0.6 if detector else 1.0
-    lofo_hours = max(min(budget.left() * share - 70, 240), 30) / 3600
+    lofo_hours = max(min(budget.left() - LOFO_MARGIN, LOFO_MOST), 30) / 3600
     left_out = {
         family: subprocess.Popen(
             [sys.executable, "-m", "vision.training.families", "--leave-out", family,
@@ -166,23 +175,29 @@ def run(out: Path, results: Path, seconds: float, images: int, real: Path | None
             stdout=(out / f"without-{family}.log").open("w"), stderr=subprocess.STDOUT)
         for family in FAMILIES
     }  # fmt: skip
+    reader_hours = max(budget.left() - FULL_READER_MARGIN - MINING, 40) / 3600
+    full_reader = subprocess.Popen(
+        [sys.executable, "-m", "vision.training.families", "--full-reader", str(crops),
+         "--out", str(out / "reader"), "--results", str(results), "--start", str(reader_start),
+         "--hours", str(reader_hours), "--device", device, "--rounds", str(rounds)],
+        stdout=(out / "reader.log").open("w"), stderr=subprocess.STDOUT)  # fmt: skip
     if detector:
         det_yaml = prepare_detector([data], out, workers=workers)
         shown = det_yaml.parent / "images" / "train"
         start = checkpoint_from_shipped(MODELS / "detector.onnx", shown, out / "detector.pt")
-        detector_hours = max(budget.left() * 0.4, 60) / 3600
-        trained = train_detector(det_yaml, out, epochs=100, hours=detector_hours, batch=64,
+        detector_hours = max(budget.left() - DETECTOR_MARGIN, 60) / 3600
+        trained = train_detector(det_yaml, out, epochs=100, hours=detector_hours, batch=128,
                                  weights=start, device=device, workers=workers // 2)  # fmt: skip
         shutil.copy2(trained, results / "detector-fp32.onnx")
         budget.log(f"detector trained ({detector_hours * 60:.1f} min)")
-    if rounds:
-        mined = prepare_round_crops(crops, rounds, workers=workers // 2)
-        budget.log(f"crops mined from {rounds} rounds: {sum(mined.values())}")
-    reader_hours = max(budget.left() - 70, 40) / 3600
-    reader = train_reader(crops, out / "reader", epochs=8, weights=reader_start, device=device,
-                          workers=workers // 2, hours=reader_hours)  # fmt: skip
-    shutil.copy2(reader, results / "reader.onnx")
-    budget.log("reader trained on every family")
+    try:
+        full_reader.wait(timeout=max(budget.left() - 30, 1))
+    except subprocess.TimeoutExpired:
+        full_reader.kill()
+    if not (results / "reader.onnx").exists():
+        budget.log("reader on every family: not finished (see reader.log)")
+        return 1
+    budget.log(f"reader trained on every family ({reader_hours * 60:.1f} min)")
     measured: dict[str, object] = {}
     for family, process in left_out.items():
         try:
@@ -243,6 +258,22 @@ def reader_data(data: Path, root: Path, keep, real: Path | None, workers: int) -
     return crops
 
 
+def full_reader(crops: Path, out: Path, results: Path, start: Path, hours: float,
+                device: str, rounds: int) -> int:  # fmt: skip
+    """Train the reader on every family's crops and on crops mined from `rounds` simulated
+    rounds (a process of its own beside the detector)."""
+    from vision.training.train import prepare_round_crops, train_reader
+
+    if rounds:
+        mined = prepare_round_crops(crops, rounds, workers=MINING_WORKERS)
+        print(f"crops mined from {rounds} rounds: {sum(mined.values())}", flush=True)
+
+    reader = train_reader(crops, out, epochs=8, weights=start, device=device, workers=4,
+                          hours=hours)  # fmt: skip
+    shutil.copy2(reader, results / "reader.onnx")
+    return 0
+
+
 def leave_out(family: str, data: Path, out: Path, start: Path, hours: float, device: str,
               real: Path | None) -> int:  # fmt: skip
     """Train a reader on every family but `family` and read `family`'s crops with it."""
@@ -300,11 +331,15 @@ def main() -> int:
     parser.add_argument("--by-family", help="with --measure: a family data set, measured per look "
                         "on crops cut from its truth boxes as the detector's move")  # fmt: skip
     parser.add_argument("--leave-out", choices=tuple(FAMILIES), help=argparse.SUPPRESS)
+    parser.add_argument("--full-reader", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
     parser.add_argument("--start", help=argparse.SUPPRESS)
     parser.add_argument("--hours", type=float, default=0.05, help=argparse.SUPPRESS)
     args = parser.parse_args()
     real = Path(args.real_dice) if args.real_dice else None
+    if args.full_reader:
+        return full_reader(Path(args.full_reader), Path(args.out), Path(args.results),
+                           Path(args.start), args.hours, args.device, args.rounds)  # fmt: skip
     if args.leave_out:
         return leave_out(args.leave_out, Path(args.data), Path(args.out), Path(args.start),
                          args.hours, args.device, real)  # fmt: skip

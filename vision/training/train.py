@@ -31,13 +31,15 @@ from vision.detector import (
     Reader,
     names_of,
 )
-from vision.labels import CLASSES
+from vision.labels import CLASS_ID, CLASSES, MARKERS
 from vision.refine import OUTPUTS, REFINE_CROP
 from vision.synth.render import Label, Rendering
 
 
 def detector_class(label: str) -> int:
-    """Face-up tile, face-down tile or die: the detector's three classes."""
+    """Face-up tile, face-down tile, die, or a marker by its own name: the detector's classes."""
+    if label in MARKERS:
+        return DETECTOR_CLASSES.index(label)
     if label == "back":
         return 1
     if label.startswith("die-"):
@@ -137,12 +139,17 @@ DIE_COPIES = 2
 boxes."""
 
 
+BACKS = {"back": 3}
+"""A back's cap, in face caps: every family's back is a look of its own (the families' backs
+differ more than their faces do), and a back read as a face is a false exposed-tile alert."""
+
+
 def prepare_reader(datasets: list[Path], out: Path, per_class: int = 1500, seed: int = 0,
                    keep: Callable[[str], bool] | None = None,
                    workers: int = 1) -> Path:  # fmt: skip
     """Crops of every labelled object, in the class folders ultralytics reads, from boxes moved
-    as the detector's are. Backs are capped like any other class. `keep` says which appearance
-    families' images are used (leave-one-family-out training and its measurement)."""
+    as the detector's are, backs capped at `BACKS` times a face's cap. `keep` says which
+    appearance families' images are used (leave-one-family-out training and its measurement)."""
     root = out / "reader-data"
     shutil.rmtree(root, ignore_errors=True)
     for split in ("train", "val"):  # every class needs a folder, even if empty
@@ -157,7 +164,8 @@ def prepare_reader(datasets: list[Path], out: Path, per_class: int = 1500, seed:
             split = entry["split"]
             cap = per_class if split == "train" else per_class // 5
             wanted = [o for o in entry["objects"]
-                      if o["labelled"] and counts[split][o["label"]] < cap]  # fmt: skip
+                      if o["labelled"] and o["label"] in CLASS_ID
+                      and counts[split][o["label"]] < cap * BACKS.get(o["label"], 1)]  # fmt: skip
             if not wanted:
                 continue
             counts[split].update(o["label"] for o in wanted)
@@ -353,13 +361,15 @@ def prepare_refiner(datasets: list[Path], out: Path, seed: int = 0, stage: int =
     entries = [(data, e) for data in datasets for e in _annotations(data)]
     for data, entry in tqdm(entries, desc="refiner crops", unit="img"):
         image = cv2.imread(str(data / entry["image"]))
-        truth = [o for o in entry["objects"] if o["labelled"]]
+        truth = [o for o in entry["objects"] if o["labelled"] and o["label"] in CLASS_ID]
         kinds = np.array([detector_class(o["label"]) for o in truth])
         boxes = [np.asarray(o["corners"], np.float64) for o in truth]
         found = detector.detect(image)
         pairs = []
         for corners, kind in zip(found.corners, found.labels, strict=True):
             cls = DETECTOR_CLASSES.index(kind)
+            if kind in MARKERS:  # not refined
+                continue
             if cls != 2 and rng.random() > REFINE_SHARE.get(data.name, 1.0):
                 continue
             ious = [
@@ -637,11 +647,38 @@ def checkpoint_from_onnx(model: Path, images: list[Path], out: Path) -> Path:
             module.bn.bias.copy_(mean + bias)
         for key, value in weights.items():  # the head's last layers and the DFL carry no norm
             tensors[key].copy_(torch.from_numpy(value))
+    if task == "obb" and len(names) < len(DETECTOR_CLASSES):
+        trainable, names = _grown(trainable, names, yaml), list(DETECTOR_CLASSES)
     trainable.names = dict(enumerate(names))
     out.parent.mkdir(parents=True, exist_ok=True)
     args = {"task": task, "imgsz": DETECTOR_CROP if task == "obb" else CROP}
     torch.save({"model": trainable.eval(), "train_args": args}, out)
     return out
+
+
+def _grown(model, names: list[str], yaml: str):  # type: ignore[no-untyped-def]
+    """The detector with the classes it lacks of `DETECTOR_CLASSES` added (the markers, to a
+    detector trained before them): every weight kept, the class convolutions' rows for the old
+    classes copied. A new row starts silent (no weights) with its bias at the old rows' mean: it
+    scores every place as unlikely as a trained class's background does, so the low rate of going
+    on (`train_detector`) can move it, where a fresh head's prior (about -9) would hold it down."""
+    import torch
+    from ultralytics.nn.tasks import OBBModel
+
+    if tuple(names) != DETECTOR_CLASSES[: len(names)]:
+        raise ValueError(f"a detector of {names} cannot grow into {list(DETECTOR_CLASSES)}")
+    grown = OBBModel(yaml, nc=len(DETECTOR_CLASSES), verbose=False)
+    state = grown.state_dict()
+    with torch.no_grad():
+        for key, value in model.state_dict().items():
+            if state[key].shape == value.shape:
+                state[key].copy_(value)
+            else:  # a class convolution: one output row per class
+                state[key][: len(names)].copy_(value)
+                new = state[key][len(names) :]
+                new.copy_(value.mean(0).expand_as(new) if key.endswith("bias") else 0 * new)
+    grown.load_state_dict(state)
+    return grown
 
 
 def checkpoint_from_shipped(model: Path, shown: Path, out: Path) -> Path:
