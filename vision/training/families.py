@@ -186,10 +186,14 @@ def run(out: Path, results: Path, seconds: float, images: int, real: Path | None
         shown = det_yaml.parent / "images" / "train"
         start = checkpoint_from_shipped(MODELS / "detector.onnx", shown, out / "detector.pt")
         detector_hours = max(budget.left() - DETECTOR_MARGIN, 60) / 3600
-        trained = train_detector(det_yaml, out, epochs=100, hours=detector_hours, batch=128,
-                                 weights=start, device=device, workers=workers // 2)  # fmt: skip
-        shutil.copy2(trained, results / "detector-fp32.onnx")
-        budget.log(f"detector trained ({detector_hours * 60:.1f} min)")
+        try:
+            trained = train_detector(det_yaml, out, epochs=100, hours=detector_hours,
+                                     batch=128, weights=start, device=device,
+                                     workers=workers // 2)  # fmt: skip
+            shutil.copy2(trained, results / "detector-fp32.onnx")
+            budget.log(f"detector trained ({detector_hours * 60:.1f} min)")
+        except RuntimeError as error:  # the readers' results are still worth keeping
+            budget.log(f"detector not trained: {error}")
     try:
         full_reader.wait(timeout=max(budget.left() - 30, 1))
     except subprocess.TimeoutExpired:

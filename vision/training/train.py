@@ -732,6 +732,7 @@ def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
     fresh = {"mosaic": 1.0, "close_mosaic": 2, "warmup_epochs": 3.0}
     if weights:
         yolo.add_callback("on_train_batch_start", _hold_norm_statistics)
+    yolo.add_callback("on_train_batch_end", _stop_on_non_finite_loss)
     yolo.train(data=str(data_yaml), epochs=epochs, imgsz=DETECTOR_CROP, batch=batch,
                workers=workers, device=device, project=str(out), name="detector", exist_ok=True,
                pretrained=str(weights) if weights else False,
@@ -743,6 +744,18 @@ def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
         format="onnx", imgsz=list(DETECTOR_INPUT), simplify=True, dynamic=True
     )
     return Path(exported)
+
+
+def _stop_on_non_finite_loss(trainer) -> None:  # type: ignore[no-untyped-def]
+    """Stop at the first step whose loss is not a number, and say so: a GPU run went on
+    from the shipped detector with every later weight NaN and validation at 0 (the CPU runs of
+    the same recipe did not), and exported a detector that finds nothing."""
+    import torch
+
+    items = getattr(trainer, "loss_items", None)
+    if items is not None and not bool(torch.isfinite(torch.as_tensor(items)).all()):
+        raise RuntimeError(f"the detector's loss went {[float(v) for v in items]} in epoch "
+                           f"{trainer.epoch + 1}: its weights are not kept")  # fmt: skip
 
 
 def _hold_norm_statistics(trainer) -> None:  # type: ignore[no-untyped-def]
@@ -766,6 +779,7 @@ def train_reader(crops: Path, out: Path, epochs: int, imgsz: int = CROP, name: s
     going_on = {"optimizer": "AdamW", "lr0": 0.0001, "lrf": 0.2, "warmup_epochs": 0.0}
     if weights:
         yolo.add_callback("on_train_batch_start", _hold_norm_statistics)
+    yolo.add_callback("on_train_batch_end", _stop_on_non_finite_loss)
     yolo.train(data=str(crops), epochs=epochs, imgsz=imgsz, batch=128, workers=workers,
                device=device, time=hours, project=str(out), name=name, exist_ok=True,
                pretrained=bool(weights), amp=False, plots=False, fliplr=0.5 if flips else 0.0,
