@@ -321,3 +321,22 @@ def test_detector_training_stops_at_a_loss_that_is_not_a_number(
             _stop_on_non_finite_loss(trainer)
     else:
         _stop_on_non_finite_loss(trainer)
+
+
+def test_round_crops_are_mined_from_the_rounds_asked_for_judged_by_the_reader_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hardening a reader mines rounds no earlier mining used, for that reader's own mistakes."""
+    from vision.training import train
+
+    judge = tmp_path / "reader.onnx"
+
+    def fake_round_crops(seed: int, every: float = 0.3, reader: Path | None = None):  # type: ignore[no-untyped-def]
+        assert reader == judge
+        yield "no face", "back", np.full((8, 8, 3), seed % 251, np.uint8)
+
+    monkeypatch.setattr(train, "round_crops", fake_round_crops)
+    counts = train.prepare_round_crops(tmp_path, 2, workers=1, first=5, reader=judge)
+    assert counts == {"back": 2}
+    mined = sorted(p.name for p in (tmp_path / "train" / "back").iterdir())
+    assert mined == [f"round{train.ROUND_SEEDS + 5}_0.png", f"round{train.ROUND_SEEDS + 6}_0.png"]

@@ -27,6 +27,7 @@ from vision.detector import (
     DETECTOR_CLASSES,
     DETECTOR_INPUT,
     DETECTOR_SCALE,
+    MODELS,
     Detector,
     Reader,
     names_of,
@@ -208,16 +209,20 @@ HARD_TRIES = 4
 """Boxes tried per back in full view: moved as the detector's are, and as many slid off it."""
 
 
-def round_crops(seed: int, every: float = 0.3) -> Iterator[tuple[str, str, NDArray[np.uint8]]]:
+def round_crops(
+    seed: int, every: float = 0.3, reader: Path | None = None
+) -> Iterator[tuple[str, str, NDArray[np.uint8]]]:
     """(kind, label, crop) for each tile box the shipped detector finds in a simulated round's
     frames, one frame every `every` seconds. The scenes the reader is otherwise trained on are
     single frames; in a round it reads tiles being washed, carried and half hidden under hands,
     boxed as the detector boxes them. A box over backs and cloth and no face, such as one
     pairing halves of two washed tiles, is labelled `back`: no face shows in it. A box half over
-    a face is left out. Then the `hard` crops (`hard_crops`), labelled `back`."""
+    a face is left out. Then the `hard` crops (`hard_crops`) of `reader` (the shipped one by
+    default), labelled `back`."""
     rng = np.random.default_rng(seed)
     injected = MINED_IRREGULARITIES[int(rng.integers(len(MINED_IRREGULARITIES)))]
-    detector, reader = Detector(threads=1), Reader(threads=1, flatness=None)
+    detector = Detector(threads=1)
+    judge = Reader(reader or MODELS / "reader.onnx", threads=1, flatness=None)
     for rendering, seen in round_frames(seed, injected, every, dice=True):
         truth = [t for t in seen if not t.label.startswith("die-")]
         found = detector.detect(rendering.image)
@@ -233,7 +238,7 @@ def round_crops(seed: int, every: float = 0.3) -> Iterator[tuple[str, str, NDArr
                 yield "back", "back", crop
             elif best.visible >= FACE_SHOWN:
                 yield "face", str(best.label), crop
-        for crop in hard_crops(rendering.image, seen, reader, rng):
+        for crop in hard_crops(rendering.image, seen, judge, rng):
             yield "hard", "back", crop
 
 
@@ -289,28 +294,29 @@ def round_frames(
                           if t.label and (dice or not t.label.startswith("die-"))]  # fmt: skip
 
 
-def _mine(args: tuple[int, Path, str]) -> Counter[str]:
-    seed, root, split = args
+def _mine(args: tuple[int, Path, str, Path | None]) -> Counter[str]:
+    seed, root, split, reader = args
     rng = np.random.default_rng([seed, 1])
     counts: Counter[str] = Counter()
-    for index, (kind, label, crop) in enumerate(round_crops(seed)):
+    for index, (kind, label, crop) in enumerate(round_crops(seed, reader=reader)):
         if rng.random() < KEEP[kind]:
             cv2.imwrite(str(root / split / label / f"round{seed}_{index}.png"), crop)
             counts[label] += 1
     return counts
 
 
-def prepare_round_crops(root: Path, rounds: int, val_every: int = 10,
-                        workers: int = 2) -> Counter[str]:  # fmt: skip
-    """Adds crops mined from `rounds` simulated rounds to the reader's class folders (every
-    `val_every`-th round's to validation), `workers` rounds at a time."""
+def prepare_round_crops(root: Path, rounds: int, val_every: int = 10, workers: int = 2,
+                        first: int = 0, reader: Path | None = None) -> Counter[str]:  # fmt: skip
+    """Adds crops mined from `rounds` simulated rounds (from the `first` after `ROUND_SEEDS`) to
+    the reader's class folders (every `val_every`-th round's to validation), `workers` rounds at
+    a time; the hard crops are those `reader` (the shipped one by default) reads as faces."""
     from multiprocessing import Pool
 
     for split in ("train", "val"):
         for label in CLASSES:
             (root / split / label).mkdir(parents=True, exist_ok=True)
-    jobs = [(ROUND_SEEDS + i, root, "val" if i % val_every == val_every - 1 else "train")
-            for i in range(rounds)]  # fmt: skip
+    jobs = [(ROUND_SEEDS + i, root, "val" if i % val_every == val_every - 1 else "train", reader)
+            for i in range(first, first + rounds)]  # fmt: skip
     total: Counter[str] = Counter()
     with Pool(workers) as pool:
         for counts in tqdm(pool.imap_unordered(_mine, jobs), total=rounds, desc="round crops",
