@@ -1305,3 +1305,18 @@ def test_a_place_counts_as_seen_only_between_close_standing_stacks(
     pitch = 27.5
     standing = [np.array([x * pitch, 200.0]) for x in standing_at]
     assert _flanked(np.array([0.0, 200.0]), standing, pitch) == flanked
+
+
+@pytest.mark.parametrize(
+    ("models", "named"),
+    [(Path(__file__).parents[1] / "models", "**the shipped models**"),
+     (Path("/opt/candidate"), "**the models in `/opt/candidate`**")],
+)  # fmt: skip
+def test_an_accuracy_report_names_the_models_it_was_measured_with(
+    models: Path, named: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A candidate measured with $PAIGOW_MODELS must not be reported as the shipped models."""
+    from vision.training import accuracy
+
+    monkeypatch.setattr(accuracy, "MODELS", models)
+    assert accuracy._models_named().startswith(named)

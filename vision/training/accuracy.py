@@ -345,6 +345,15 @@ def _models_digest(reuse: bool) -> str:
     return digest.hexdigest()[:12]
 
 
+def _models_named() -> str:
+    """The models a report was measured with: the shipped ones, or those $PAIGOW_MODELS names
+    (a candidate measured before it ships)."""
+    files = ("detector.onnx", "refiner.onnx", "refiner-2.onnx", "reader.onnx", "flatness.onnx")
+    if MODELS.resolve() == (Path(__file__).parents[2] / "models").resolve():
+        return "**the shipped models** (" + ", ".join(f"`models/{f}`" for f in files) + ")"
+    return f"**the models in `{MODELS}`** ($PAIGOW_MODELS: {', '.join(files)}), not shipped ones"
+
+
 SIMULATOR = Path(__file__).parents[1] / "synth"
 
 
@@ -440,9 +449,7 @@ def report(
             "**the simulator's labels** (a perfect detector and reader), so these numbers "
             "measure the round logic alone and are an upper bound for the product."
             if source == "labels"
-            else "**the shipped models** (`models/detector.onnx`, `models/refiner.onnx`, "
-            "`models/refiner-2.onnx`, "
-            "`models/reader.onnx`, `models/flatness.onnx`)"
+            else _models_named()
             + (
                 ", looking again only where the frame changed (`vision/reuse.py`)."
                 if source == REUSE
