@@ -134,9 +134,9 @@ reader the H100 run trained read 26 faces over backs at the follower's 0.8 bar w
 one read 1 (`benchmarks/false_faces.py`); 6 more epochs on this CPU with 68 such rounds brought it
 to 1 (`models/MODEL_CARD.md`)."""
 MINING, MINING_WORKERS = 75.0, 6
-"""Seconds mining round crops takes the full reader before it trains (a round a process, about a
-minute each), and its processes: the detector's loaders and the left-out readers want the rest
-of the cores."""
+"""Seconds mining round crops takes the full reader before it trains (a round a process: 16 s of
+a core here when idle, a minute when every core is shared), and its processes: the detector's
+loaders and the left-out readers want the rest of the cores."""
 DETECTOR_MARGIN = 75.0
 """Seconds the detector leaves of the run: the last validation and the ONNX export."""
 READER_SHARE_ONE_AT_A_TIME = 0.4

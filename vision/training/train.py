@@ -753,14 +753,15 @@ def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
 
 
 def _stop_on_non_finite_loss(trainer) -> None:  # type: ignore[no-untyped-def]
-    """Stop at the first step whose loss is not a number, and say so: a GPU run went on
-    from the shipped detector with every later weight NaN and validation at 0 (the CPU runs of
-    the same recipe did not), and exported a detector that finds nothing."""
+    """Stop at the first step whose loss is not a number, and say so (the detector's and the
+    readers' training alike): a GPU run went on from the shipped detector with every later
+    weight NaN and validation at 0 (the CPU runs of the same recipe did not), and exported a
+    detector that finds nothing."""
     import torch
 
     items = getattr(trainer, "loss_items", None)
     if items is not None and not bool(torch.isfinite(torch.as_tensor(items)).all()):
-        raise RuntimeError(f"the detector's loss went {[float(v) for v in items]} in epoch "
+        raise RuntimeError(f"the training loss went {[float(v) for v in items]} in epoch "
                            f"{trainer.epoch + 1}: its weights are not kept")  # fmt: skip
 
 
