@@ -354,8 +354,9 @@ class Refiner:
         moving = np.array([kind not in MARKERS for kind in detections.labels], bool)
         if not moving.any():
             return detections
-        dice = [kind.startswith("die") for kind in np.array(detections.labels)[moving]]
-        corners = detections.corners[moving]
+        boxes = detections[moving]  # a marker keeps its box: the refiner knows tiles and dice
+        dice = [kind.startswith("die") for kind in boxes.labels]
+        corners = boxes.corners
         for session, name, view in self.stages:
             crops = [crop(image, c, d, view) for c, d in zip(corners, dice, strict=True)]
             blob = cv2.dnn.blobFromImages(crops, 1 / 255, (REFINE_CROP, REFINE_CROP), swapRB=True)
