@@ -323,6 +323,40 @@ def test_detector_training_stops_at_a_loss_that_is_not_a_number(
         _stop_on_non_finite_loss(trainer)
 
 
+@pytest.mark.parametrize(
+    ("predicted", "true", "real"),
+    [
+        ([5.0, 5.0, 0.6, 2.0, 0.3], [5.1, 5.0, 0.6, 2.0, 0.3], True),  # a die on its own box
+        ([5.0, 5.0, 0.4, 0.4, 0.0], [5.2, 5.1, 0.375, 0.375, 0.5], True),  # a 3-px die
+        ([5.0, 5.0, 1.0, 2.5, 0.0], [6.0, 4.0, 1.2, 2.0, 1.2], True),  # a tile beside another
+        ([5.0, 5.0, 1e-21, 2.0, 0.0], [5.0, 5.0, 0.6, 2.0, 0.3], False),  # predicted a hair wide
+        ([5.0, 5.0, 0.0, 2.0, 0.7], [5.0, 5.0, 0.6, 2.0, 0.3], False),  # and with no width
+    ],
+)
+def test_the_rotated_box_loss_keeps_a_finite_gradient_and_ultralytics_overlap(
+    predicted: list[float], true: list[float], real: bool
+) -> None:
+    """ultralytics' own loss turns NaN for the hair-wide box (its determinants' product
+    underflows under a square root); the floored one gives any real box's overlap as before."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("ultralytics")
+    from ultralytics.utils import loss
+    from ultralytics.utils.metrics import probiou
+
+    from vision.training.train import _floor_probiou
+
+    _floor_probiou()
+    box = torch.tensor([predicted], requires_grad=True)
+    overlap = loss.probiou(box, torch.tensor([true]))
+    (1 - overlap).sum().backward()
+    assert torch.isfinite(box.grad).all()
+    theirs = torch.tensor([predicted], requires_grad=True)
+    upstream = probiou(theirs, torch.tensor([true]))
+    (1 - upstream).sum().backward()
+    if real:
+        assert float(overlap.detach()) == pytest.approx(float(upstream.detach()), abs=1e-6)
+
+
 def test_round_crops_are_mined_from_the_rounds_asked_for_judged_by_the_reader_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

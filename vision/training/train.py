@@ -732,6 +732,7 @@ def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
     16-crop batches (validation mAP50-95 0.710 -> 0.694 in 170 steps, 0.707 with them held): so
     it goes on at a low rate, on whole crops, with each norm's statistics held as they were."""
     yolo = _yolo()(str(weights) if weights else "yolo11n-obb.yaml")
+    _floor_probiou()
     out = out.resolve()  # ultralytics puts a relative project under its own runs folder
     going_on = {"optimizer": "AdamW", "lr0": 0.00005, "lrf": 0.2, "warmup_epochs": 0.0,
                 "mosaic": 0.0, "close_mosaic": 0}  # fmt: skip
@@ -752,11 +753,46 @@ def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
     return Path(exported)
 
 
+PROBIOU_FLOOR = 1e-7
+"""The least a box's covariance determinant counts as in the rotated-box loss: ultralytics
+takes the square root of the product of two boxes' determinants, which underflows to 0 for a
+box predicted a hair wide (1e-21 on a CPU; a GPU flushes far larger values to zero), and the
+root's infinite slope at 0 turns the whole step's gradient NaN while the loss stays finite.
+Floored, each root has a finite slope; a real box's determinant (a 3-px die's, in the loss's
+8-px grid cells, about 1e-4) is far above it, so its loss is unchanged. ultralytics' own eps."""
+
+
+def _floored_probiou(obb1, obb2, CIoU: bool = False, eps: float = PROBIOU_FLOOR):  # type: ignore[no-untyped-def]  # noqa: N803
+    """ultralytics' `probiou` (Bhattacharyya distance of two boxes' Gaussians, arXiv
+    2106.06072) with each determinant floored at `PROBIOU_FLOOR` before its square root."""
+    from ultralytics.utils.metrics import _get_covariance_matrix
+
+    if CIoU:
+        raise ValueError("the rotated-box loss asks no CIoU of probiou")
+    x1, y1 = obb1[..., :2].split(1, dim=-1)
+    x2, y2 = obb2[..., :2].split(1, dim=-1)
+    a1, b1, c1 = _get_covariance_matrix(obb1)
+    a2, b2, c2 = _get_covariance_matrix(obb2)
+    joint = (a1 + a2) * (b1 + b2) - (c1 + c2).pow(2)
+    t1 = ((a1 + a2) * (y1 - y2).pow(2) + (b1 + b2) * (x1 - x2).pow(2)) / (joint + eps) * 0.25
+    t2 = ((c1 + c2) * (x2 - x1) * (y1 - y2)) / (joint + eps) * 0.5
+    own = (a1 * b1 - c1.pow(2)).clamp(min=eps).sqrt() * (a2 * b2 - c2.pow(2)).clamp(min=eps).sqrt()
+    t3 = (joint / (4 * own + eps) + eps).log() * 0.5
+    distance = (t1 + t2 + t3).clamp(eps, 100.0)
+    return 1 - (1.0 - (-distance).exp() + eps).sqrt()
+
+
+def _floor_probiou() -> None:
+    """Point ultralytics' rotated-box loss and its label assigner at `_floored_probiou`."""
+    from ultralytics.utils import loss, tal
+
+    loss.probiou = tal.probiou = _floored_probiou
+
+
 def _stop_on_non_finite_loss(trainer) -> None:  # type: ignore[no-untyped-def]
     """Stop at the first step whose loss is not a number, and say so (the detector's and the
-    readers' training alike): a GPU run went on from the shipped detector with every later
-    weight NaN and validation at 0 (the CPU runs of the same recipe did not), and exported a
-    detector that finds nothing."""
+    readers' training alike): a GPU run once went on with every weight NaN after one NaN
+    gradient (`PROBIOU_FLOOR`) and exported a detector that finds nothing."""
     import torch
 
     items = getattr(trainer, "loss_items", None)
