@@ -421,6 +421,27 @@ def test_markers_are_counted_found_right_only_with_their_own_class_where_they_li
     assert counts == {"total": len(truth), "right": right, "on_nothing": on_nothing}
 
 
+def test_the_reader_on_true_boxes_leaves_the_markers_to_the_detector(tmp_path: Path) -> None:
+    """A chung on the table is the detector's class alone: reading true boxes counts every tile
+    and die the set labels, the chung among none of them."""
+    import shutil
+
+    from vision.training.evaluate import reader_on_truth
+
+    data = tmp_path / "set"
+    shutil.copytree(IMAGES, data)
+    entries = [json.loads(x) for x in (data / "annotations.jsonl").read_text().splitlines()]
+    plaque = [[100.0, 100.0], [190.0, 100.0], [190.0, 150.0], [100.0, 150.0]]
+    chung = {"label": CHUNG_BANKER, "labelled": True, "visible": 1.0, "corners": plaque,
+             "box": [100.0, 100.0, 190.0, 150.0]}  # fmt: skip
+    entries[0]["objects"].append(chung)
+    (data / "annotations.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
+    read = reader_on_truth(data, Reader())
+    objects = [o for e in entries for o in e["objects"]]
+    labelled = sum(o["labelled"] and o["label"] != CHUNG_BANKER for o in objects)
+    assert np.sum(read["confusion"]) == labelled
+
+
 class DoubtfulReader(TruthReader):
     """Reads every third face-up tile as the next face, and is unsure of exactly those."""
 
