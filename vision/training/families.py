@@ -127,16 +127,18 @@ five train beside the detector and the full reader."""
 FULL_READER_MARGIN = 60.0
 """Seconds the full reader leaves of the run, for its export."""
 FIRST_STAGE = 0.55
-"""The full reader's share of its hours before it is hardened."""
+"""The full reader's share of its training time (its hours less the minings) before it is
+hardened."""
 HARDENING_ROUNDS = 24
 """Rounds mined with the full reader itself for the boxes over no face it reads as faces. The
 reader the H100 run trained read 26 faces over backs at the follower's 0.8 bar where the shipped
 one read 1 (`benchmarks/false_faces.py`); 6 more epochs on this CPU with 68 such rounds brought it
 to 1 (`models/MODEL_CARD.md`)."""
-MINING, MINING_WORKERS = 75.0, 6
-"""Seconds mining round crops takes the full reader before it trains (a round a process: 16 s of
-a core here when idle, a minute when every core is shared), and its processes: the detector's
-loaders and the left-out readers want the rest of the cores."""
+MINING_SECONDS_PER_ROUND, MINING_WORKERS = 8.0, 6
+"""Wall seconds mining one round's crops takes the full reader, and its processes (the
+detector's loaders and the left-out readers want the rest of the cores): measured on the H100
+machine with all 16 cores shared, 8 rounds in 65 s and 24 in 160 s. The full reader's training
+time is what is left of its share after both minings."""
 DETECTOR_MARGIN = 75.0
 """Seconds the detector leaves of the run: the last validation and the ONNX export."""
 READER_SHARE_ONE_AT_A_TIME = 0.4
@@ -182,7 +184,7 @@ def run(out: Path, results: Path, seconds: float, images: int, real: Path | None
             stdout=(out / f"without-{family}.log").open("w"), stderr=subprocess.STDOUT)
         for family in FAMILIES
     }  # fmt: skip
-    reader_hours = max(budget.left() - FULL_READER_MARGIN - MINING, 40) / 3600
+    reader_hours = max(budget.left() - FULL_READER_MARGIN, 40) / 3600
     full_reader = subprocess.Popen(
         [sys.executable, "-m", "vision.training.families", "--full-reader", str(crops),
          "--out", str(out / "reader"), "--results", str(results), "--start", str(reader_start),
@@ -206,7 +208,9 @@ def run(out: Path, results: Path, seconds: float, images: int, real: Path | None
     except subprocess.TimeoutExpired:
         full_reader.kill()
     if not (results / "reader.onnx").exists():
-        budget.log("reader on every family: not finished (see reader.log)")
+        kept = " (its first stage is kept: reader-first.onnx)" if (
+            results / "reader-first.onnx").exists() else ""  # fmt: skip
+        budget.log(f"reader on every family: not finished{kept} (see reader.log)")
         return 1
     budget.log(f"reader trained on every family ({reader_hours * 60:.1f} min)")
     measured: dict[str, object] = {}
@@ -274,15 +278,23 @@ def full_reader(crops: Path, out: Path, results: Path, start: Path, hours: float
     """Train the reader on every family's crops and on crops mined from `rounds` simulated
     rounds, then harden it: mine `HARDENING_ROUNDS` more rounds for the boxes over no face that
     this reader takes for faces, and go on training with them (a process of its own beside the
-    detector)."""
+    detector), all within `hours`. The first stage's reader is kept beside the results at once,
+    in case the hardened one does not finish."""
     from vision.training.train import checkpoint_from_shipped, prepare_round_crops, train_reader
 
     deadline = time.monotonic() + hours * 3600
+    training = hours * 3600 - (rounds + HARDENING_ROUNDS) * MINING_SECONDS_PER_ROUND
+    print(
+        f"{hours * 3600:.0f} s: {(rounds + HARDENING_ROUNDS) * MINING_SECONDS_PER_ROUND:.0f} s"
+        f" mining {rounds} + {HARDENING_ROUNDS} rounds, {training:.0f} s training",
+        flush=True,
+    )
     if rounds:
         mined = prepare_round_crops(crops, rounds, workers=MINING_WORKERS)
         print(f"crops mined from {rounds} rounds: {sum(mined.values())}", flush=True)
     first = train_reader(crops, out / "first", epochs=8, weights=start, device=device,
-                         workers=4, hours=hours * FIRST_STAGE)  # fmt: skip
+                         workers=4, hours=max(training * FIRST_STAGE, 60) / 3600)  # fmt: skip
+    shutil.copy2(first, results / "reader-first.onnx")
     hard = prepare_round_crops(crops, HARDENING_ROUNDS, first=rounds, workers=MINING_WORKERS,
                                reader=first)  # fmt: skip
     print(f"crops mined for hardening from {HARDENING_ROUNDS} rounds: {sum(hard.values())}",
