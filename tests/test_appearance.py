@@ -156,3 +156,16 @@ def test_bad_family_options_are_one_line_errors(
     assert done.returncode == 2
     assert says in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize(
+    ("seconds", "rounds", "hardening"),
+    [(330, 8, 8), (2000, 8, 24), (60, 8, 1), (330, 0, 16)],
+)
+def test_the_full_reader_mines_as_many_rounds_as_its_time_allows(
+    seconds: float, rounds: int, hardening: int
+) -> None:
+    """A short GPU run's reader must still train: the hardening mined only as fits its share."""
+    from vision.training.families import hardening_rounds
+
+    assert hardening_rounds(seconds, rounds) == hardening

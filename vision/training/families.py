@@ -129,11 +129,13 @@ FULL_READER_MARGIN = 60.0
 FIRST_STAGE = 0.55
 """The full reader's share of its training time (its hours less the minings) before it is
 hardened."""
-HARDENING_ROUNDS = 24
-"""Rounds mined with the full reader itself for the boxes over no face it reads as faces. The
-reader the H100 run trained read 26 faces over backs at the follower's 0.8 bar where the shipped
-one read 1 (`benchmarks/false_faces.py`); 6 more epochs on this CPU with 68 such rounds brought it
-to 1 (`models/MODEL_CARD.md`)."""
+HARDENING_ROUNDS, MINING_SHARE = 24, 0.4
+"""The most rounds mined with the full reader itself for the boxes over no face it reads as
+faces, and the share of the full reader's time that mining (these and the first `rounds`) may
+take: fewer rounds where the run is short, so that the reader still trains. The reader the first
+H100 run trained read 26 faces over backs at the follower's 0.8 bar where the shipped one read 1
+(`benchmarks/false_faces.py`); 6 more epochs on this CPU with 68 such rounds brought it to 1
+(`models/MODEL_CARD.md`). A 495-s run leaves the full reader some 330 s: 8 rounds and 8 more."""
 MINING_SECONDS_PER_ROUND, MINING_WORKERS = 8.0, 6
 """Wall seconds mining one round's crops takes the full reader, and its processes (the
 detector's loaders and the left-out readers want the rest of the cores): measured on the H100
@@ -273,31 +275,36 @@ def reader_data(data: Path, root: Path, keep, real: Path | None, workers: int) -
     return crops
 
 
+def hardening_rounds(seconds: float, rounds: int) -> int:
+    """How many rounds the full reader mines to harden itself in `seconds` after `rounds`."""
+    fitting = int(seconds * MINING_SHARE / MINING_SECONDS_PER_ROUND) - rounds
+    return max(min(HARDENING_ROUNDS, fitting), 1)
+
+
 def full_reader(crops: Path, out: Path, results: Path, start: Path, hours: float,
                 device: str, rounds: int) -> int:  # fmt: skip
     """Train the reader on every family's crops and on crops mined from `rounds` simulated
-    rounds, then harden it: mine `HARDENING_ROUNDS` more rounds for the boxes over no face that
-    this reader takes for faces, and go on training with them (a process of its own beside the
+    rounds, then harden it: mine up to `HARDENING_ROUNDS` more rounds for the boxes over no face
+    that this reader takes for faces, and go on training with them (a process of its own beside the
     detector), all within `hours`. The first stage's reader is kept beside the results at once,
     in case the hardened one does not finish."""
     from vision.training.train import checkpoint_from_shipped, prepare_round_crops, train_reader
 
     deadline = time.monotonic() + hours * 3600
-    training = hours * 3600 - (rounds + HARDENING_ROUNDS) * MINING_SECONDS_PER_ROUND
-    print(
-        f"{hours * 3600:.0f} s: {(rounds + HARDENING_ROUNDS) * MINING_SECONDS_PER_ROUND:.0f} s"
-        f" mining {rounds} + {HARDENING_ROUNDS} rounds, {training:.0f} s training",
-        flush=True,
-    )
+    hardening = hardening_rounds(hours * 3600, rounds)
+    mining = (rounds + hardening) * MINING_SECONDS_PER_ROUND
+    training = hours * 3600 - mining
+    print(f"{hours * 3600:.0f} s: {mining:.0f} s mining {rounds} + {hardening} rounds, "
+          f"{training:.0f} s training", flush=True)  # fmt: skip
     if rounds:
         mined = prepare_round_crops(crops, rounds, workers=MINING_WORKERS)
         print(f"crops mined from {rounds} rounds: {sum(mined.values())}", flush=True)
     first = train_reader(crops, out / "first", epochs=8, weights=start, device=device,
                          workers=4, hours=max(training * FIRST_STAGE, 60) / 3600)  # fmt: skip
     shutil.copy2(first, results / "reader-first.onnx")
-    hard = prepare_round_crops(crops, HARDENING_ROUNDS, first=rounds, workers=MINING_WORKERS,
+    hard = prepare_round_crops(crops, hardening, first=rounds, workers=MINING_WORKERS,
                                reader=first)  # fmt: skip
-    print(f"crops mined for hardening from {HARDENING_ROUNDS} rounds: {sum(hard.values())}",
+    print(f"crops mined for hardening from {hardening} rounds: {sum(hard.values())}",
           flush=True)  # fmt: skip
     going_on = checkpoint_from_shipped(first, crops / "train", out / "hardening.pt")
     left = max((deadline - time.monotonic()) / 3600, 1 / 60)
