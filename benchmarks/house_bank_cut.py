@@ -23,7 +23,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rules import CUTS, find_ruleset  # noqa: E402
+from rules import CUTS, find_ruleset, stack_signature  # noqa: E402
 from rules.context import Bank, cut_regime  # noqa: E402
 from vision.follow import RoundFollower  # noqa: E402
 from vision.follow.records import Alert, RoundRecord  # noqa: E402
@@ -34,18 +34,14 @@ from vision.training.accuracy import _seen  # noqa: E402
 BOOKS = ("nz-1998", "act-2005")
 
 
-def group_stacks(grid: tuple[tuple[int, ...], ...], group: int) -> tuple[int, ...]:
-    """How many tiles each stack gives the group: what a camera above sees of its block."""
-    return tuple(sum(row[stack] == group for row in grid) for stack in range(8))
-
-
 def first_seen_apart(cut: str, options: dict[str, str], house: str) -> int | None:
-    """The first group whose block no option of the house cut lifts (None: none differs)."""
-    dealt = CUTS[cut].grid(CUTS[cut].options(**options))
-    houses = [CUTS[house].grid(o) for o in CUTS[house].all_options()]
-    for group in range(1, 9):
-        if all(group_stacks(dealt, group) != group_stacks(h, group) for h in houses):
-            return group
+    """The first group whose block no option of the house cut lifts (None: none differs),
+    as a camera above tells blocks apart (`rules.stack_signature`)."""
+    dealt = stack_signature(CUTS[cut].grid(CUTS[cut].options(**options)))
+    houses = [stack_signature(CUTS[house].grid(o)) for o in CUTS[house].all_options()]
+    for group in range(8):
+        if all(dealt[group] != h[group] for h in houses):
+            return group + 1
     return None
 
 
