@@ -280,9 +280,13 @@ class EdgeApp:
         if self.config.analysis.labels is not None:
             return LabelSource(self.config.analysis.labels)
         try:
-            return ModelSource(reuse=self.config.analysis.reuse)
+            source = ModelSource(reuse=self.config.analysis.reuse)
         except FileNotFoundError as error:
             raise ConfigError(f"{error} (docs/detector.md); demos set analysis.labels") from None
+        if source.markers is None:
+            log.warning("no marker detector (models/markers.onnx): the banker's box and any +4/-4 "
+                        "come from the pit's announcements or table.yaml")  # fmt: skip
+        return source
 
     def _check_models(self) -> SelfCheck | None:
         """Known frames read before the models are trusted on this machine (`vision/selfcheck`);

@@ -440,7 +440,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
     image = _read_image(args.image)
     if image is None:
         raise UsageError(f"cannot read an image from {args.image!r}")
-    found = ModelSource().analyse(image)
+    found = ModelSource().look(image)
     if args.annotate:
         from vision.annotate import annotate
 

@@ -15,7 +15,7 @@ import pytest
 from vision.crops import CROP, LEAN_MARGIN, REFINED_LEAN_MARGIN, canonical, cut
 from vision.detections import Detections, polygon_iou
 from vision.detector import MODELS, REFINERS, Detector, Reader, Refiner, _near_any, zoom_windows
-from vision.labels import CHUNG_BANKER, CHUNG_CO, PLUS_4
+from vision.labels import CHUNG_BANKER, CHUNG_CO, MARKERS, PLUS_4
 from vision.selfcheck import FRAMES, check_models
 from vision.synth.round import Studio, Timeline
 
@@ -395,17 +395,23 @@ def test_evaluation_counts_missed_objects() -> None:
 
 
 @pytest.mark.parametrize(
-    ("found", "truth", "right", "on_nothing"),
+    ("found", "truth", "right", "on_nothing", "as_faces"),
     [
-        ([(CHUNG_BANKER, 0)], [(CHUNG_BANKER, 0)], 1, 0),  # found where it lies, with its face
-        ([(CHUNG_CO, 0)], [(CHUNG_BANKER, 0)], 0, 1),  # the other face: wrong, and on nothing
-        ([(CHUNG_BANKER, 200)], [(CHUNG_BANKER, 0)], 0, 1),  # elsewhere
-        ([], [(CHUNG_BANKER, 0), (PLUS_4, 300)], 0, 0),  # missed
-        ([(PLUS_4, 300)], [], 0, 1),  # a button where none lies
+        ([(CHUNG_BANKER, 0)], [(CHUNG_BANKER, 0)], 1, 0, 0),  # found where it lies, with its face
+        ([(CHUNG_CO, 0)], [(CHUNG_BANKER, 0)], 0, 1, 0),  # the other face: wrong, and on nothing
+        ([(CHUNG_BANKER, 200)], [(CHUNG_BANKER, 0)], 0, 1, 0),  # elsewhere
+        ([], [(CHUNG_BANKER, 0), (PLUS_4, 300)], 0, 0, 0),  # missed
+        ([(PLUS_4, 300)], [], 0, 1, 0),  # a button where none lies
+        ([("6-6", 0)], [(CHUNG_BANKER, 0)], 0, 0, 1),  # the plaque boxed as a face-up tile
+        ([("6-6", 150)], [(CHUNG_BANKER, 0)], 0, 0, 0),  # a face elsewhere is no plaque
     ],
 )
 def test_markers_are_counted_found_right_only_with_their_own_class_where_they_lie(
-    found: list[tuple[str, float]], truth: list[tuple[str, float]], right: int, on_nothing: int
+    found: list[tuple[str, float]],
+    truth: list[tuple[str, float]],
+    right: int,
+    on_nothing: int,
+    as_faces: int,
 ) -> None:
     from vision.training.evaluate import _count_markers
 
@@ -414,11 +420,13 @@ def test_markers_are_counted_found_right_only_with_their_own_class_where_they_li
 
     detections = Detections(np.array([square(x) for _, x in found], np.float64).reshape(-1, 4, 2),
                             np.ones(len(found)), tuple(label for label, _ in found))  # fmt: skip
+    is_marker = np.array([label in MARKERS for label in detections.labels], bool)
     entry = {"objects": [{"label": label, "labelled": True, "corners": square(x),
                           "box": [x, 0.0, x + 80, 40.0]} for label, x in truth]}  # fmt: skip
-    counts = {"total": 0, "right": 0, "on_nothing": 0}
-    _count_markers(counts, detections, entry)
-    assert counts == {"total": len(truth), "right": right, "on_nothing": on_nothing}
+    counts = {"total": 0, "right": 0, "on_nothing": 0, "read_as_faces": 0}
+    _count_markers(counts, detections[is_marker], detections[~is_marker], entry)
+    assert counts == {"total": len(truth), "right": right, "on_nothing": on_nothing,
+                      "read_as_faces": as_faces}  # fmt: skip
 
 
 def test_the_reader_on_true_boxes_leaves_the_markers_to_the_detector(tmp_path: Path) -> None:

@@ -7,7 +7,9 @@ Three stages, each a small object with one verb:
   boxes are loose), as part of `Detector.detect` when `models/refiner.onnx` is there, and
   again, looking closer, where `models/refiner-2.onnx` is;
 - `Reader.read(image, detections)`: each box is rectified from the full-resolution frame and a
-  YOLO11n-cls model reads it: a tile's face in pip notation, `back`, or `die-N`.
+  YOLO11n-cls model reads it: a tile's face in pip notation, `back`, or `die-N`;
+- `MarkerWatch.watch(t, image, detections)`: a second YOLO11n-OBB finds the round's markers
+  (the chung, the +4 and -4 buttons) twice a second, where `models/markers.onnx` is.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from numpy.typing import NDArray
 
 from vision.crops import CROP, REFINED_LEAN_MARGIN, cut
 from vision.detections import Detections
-from vision.labels import MARKERS
+from vision.labels import MARKERS, NOT_A_MARKER
 from vision.refine import FIRST, REFINE_CROP, View, crop, decode
 from vision.reuse import Region
 
@@ -253,26 +255,36 @@ class Detector:
     def _boxes(
         self, output: NDArray[np.float32], die_threshold: float
     ) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]]:
-        """One image's raw output, (4 + classes + 1) x anchors, to boxes after suppression:
-        corners in input pixels, class, confidence (strongest first)."""
-        classes = len(self.names)
-        scores = output[4 : 4 + classes].T
-        kinds = scores.argmax(1)
-        conf = scores[np.arange(len(kinds)), kinds].astype(np.float64)
-        keep = conf >= np.where(kinds == self.die, die_threshold, self.confidence)
-        if not keep.any():
-            return np.zeros((0, 4, 2)), np.zeros(0, np.int64), np.zeros(0)
-        boxes, angles = output[:4].T[keep], output[4 + classes][keep]
-        kinds, conf = kinds[keep], conf[keep]
-        rotated = [((float(cx), float(cy)), (float(bw), float(bh)), float(np.degrees(a)))
-                   for (cx, cy, bw, bh), a in zip(boxes, angles, strict=True)]  # fmt: skip
-        chosen = cv2.dnn.NMSBoxesRotated(rotated, conf.tolist(), 0.0, self.iou)
-        chosen = np.asarray(chosen, dtype=np.int64).reshape(-1)
-        chosen = chosen[np.argsort(-conf[chosen])]
-        corners = np.array([cv2.boxPoints(rotated[i]) for i in chosen], np.float64)
-        corners = corners.reshape(-1, 4, 2)
-        kept = one_box_per_die(corners, np.arange(len(chosen)), kinds[chosen] == self.die)
-        return corners[kept], kinds[chosen][kept], conf[chosen][kept]
+        """`oriented_boxes` with dice kept down to `die_threshold`, one box per die."""
+        least = np.full(len(self.names), self.confidence)
+        least[self.die] = die_threshold
+        corners, kinds, conf = oriented_boxes(output, least, self.iou)
+        kept = one_box_per_die(corners, np.arange(len(kinds)), kinds == self.die)
+        return corners[kept], kinds[kept], conf[kept]
+
+
+def oriented_boxes(
+    output: NDArray[np.float32], least: NDArray[np.float64], iou: float
+) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]]:
+    """One image's raw YOLO-OBB output, (4 + classes + 1) x anchors, to boxes after suppression:
+    corners in input pixels, class, confidence (strongest first); a box is kept if at least as
+    sure as `least` of its class."""
+    classes = len(least)
+    scores = output[4 : 4 + classes].T
+    kinds = scores.argmax(1)
+    conf = scores[np.arange(len(kinds)), kinds].astype(np.float64)
+    keep = conf >= least[kinds]
+    if not keep.any():
+        return np.zeros((0, 4, 2)), np.zeros(0, np.int64), np.zeros(0)
+    boxes, angles = output[:4].T[keep], output[4 + classes][keep]
+    kinds, conf = kinds[keep], conf[keep]
+    rotated = [((float(cx), float(cy)), (float(bw), float(bh)), float(np.degrees(a)))
+               for (cx, cy, bw, bh), a in zip(boxes, angles, strict=True)]  # fmt: skip
+    chosen = cv2.dnn.NMSBoxesRotated(rotated, conf.tolist(), 0.0, iou)
+    chosen = np.asarray(chosen, dtype=np.int64).reshape(-1)
+    chosen = chosen[np.argsort(-conf[chosen])]
+    corners = np.array([cv2.boxPoints(rotated[i]) for i in chosen], np.float64)
+    return corners.reshape(-1, 4, 2), kinds[chosen], conf[chosen]
 
 
 def _short_sides(corners: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -336,6 +348,92 @@ def one_box_per_die(
             continue
         kept.append(int(i))
     return np.asarray(kept, np.int64)
+
+
+MARKERS_MODEL = MODELS / "markers.onnx"
+MARKER_FACES_MODEL = MODELS / "marker-faces.onnx"
+MODEL_FILES = ("detector.onnx", "refiner.onnx", "refiner-2.onnx", "reader.onnx", "flatness.onnx",
+               "markers.onnx", "marker-faces.onnx")  # fmt: skip
+"""Every model file the box runs where it is there (`MODELS`)."""
+MARKER_CONFIDENCE = 0.5
+"""A marker box this sure is reported (chosen in `vision.training.markers`' measurement; the
+follower takes a chung only once seen on the same box `ROUND.steady` looks running)."""
+MARKER_EVERY_S = 0.5
+"""Seconds of video between looks for markers: a chung or button is laid before the dice and
+stays for the round, and the follower takes it after `ROUND.steady` looks, 1.5 s, well inside
+the washing and the dice before delivery; a look every frame would cost the box a fifth more
+time a frame for nothing new."""
+
+
+class MarkerDetector:
+    """The round's markers (the chung by its face, the +4 and -4 buttons): a YOLO11n-OBB of
+    their own finds them over the whole frame, seen as the detector sees it, and where its face
+    reader is there (a YOLO11n-cls), each box is read again from the full-resolution frame: at
+    half size a plaque's word is a few pixels high (`vision.training.markers` says why apart
+    from the tile detector)."""
+
+    def __init__(self, path: Path = MARKERS_MODEL, faces: Path | None = MARKER_FACES_MODEL,
+                 threads: int = 2, confidence: float = MARKER_CONFIDENCE,
+                 iou: float = OVERLAP) -> None:  # fmt: skip
+        self.session = _session(path, threads)
+        self.input = self.session.get_inputs()[0]
+        self.names = _names(self.session)
+        self.faces = _session(faces, threads) if faces is not None and faces.exists() else None
+        self.face_names = _names(self.faces) if self.faces else {}
+        for model, names in ((path, self.names), (faces, self.face_names)):
+            unknown = set(names.values()) - {*MARKERS, NOT_A_MARKER}
+            if unknown:
+                raise ValueError(f"{model} knows {sorted(unknown)}, not the markers {MARKERS}")
+        self.least = np.full(len(self.names), confidence)
+        self.iou = iou
+
+    def detect(self, image: NDArray[np.uint8]) -> Detections:
+        blob, scale, left, top = letterbox(image, *DETECTOR_INPUT)
+        output = self.session.run(None, {self.input.name: blob})[0][0]
+        corners, kinds, conf = oriented_boxes(output, self.least, self.iou)
+        corners = (corners - [left, top]) / scale
+        labels = [self.names[int(k)] for k in kinds]
+        if self.faces is not None and labels:
+            crops = [cut(image, c, die=False) for c in corners]
+            blob = cv2.dnn.blobFromImages(crops, 1 / 255, (CROP, CROP), swapRB=True)
+            read = self.faces.run(None, {self.faces.get_inputs()[0].name: blob})[0]
+            labels = [self.face_names[int(k)] for k in read.argmax(1)]
+        kept = np.array([label != NOT_A_MARKER for label in labels], bool)
+        labels_kept = tuple(label for label, k in zip(labels, kept, strict=True) if k)
+        return Detections(corners[kept].reshape(-1, 4, 2), conf[kept], labels_kept)
+
+
+class MarkerWatch:
+    """Looks for markers every `MARKER_EVERY_S` of video and adds them to that frame's
+    detections; in every frame until the next look, a box centred on a marker seen at the last
+    look is dropped: the tile detector, trained before the markers, boxes a plaque as a face-up
+    tile now and then (7 of 432 held-out plaques at the follower's bar), and no tile lies on
+    one."""
+
+    def __init__(self, detector: MarkerDetector, every_s: float = MARKER_EVERY_S) -> None:
+        self.detector = detector
+        self.every_s = every_s
+        self.due = float("-inf")
+        self.seen = Detections.empty()
+
+    def watch(self, t: float, image: NDArray[np.uint8], detections: Detections) -> Detections:
+        looked = t >= self.due
+        if looked:
+            self.seen = self.detector.detect(image)
+            self.due = t + self.every_s
+        if len(self.seen) and len(detections):
+            centres = detections.corners.mean(1)
+            detections = detections[~_within_any(centres, self.seen.corners)]
+        return Detections.concat([detections, self.seen]) if looked else detections
+
+
+def _within_any(points: NDArray[np.float64], quads: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Whether each point lies inside any of the convex quadrilaterals (N x 4 x 2)."""
+    edges = np.roll(quads, -1, axis=1) - quads  # Q x 4 x 2
+    to_point = points[:, None, None, :] - quads[None]  # P x Q x 4 x 2
+    cross = edges[None, ..., 0] * to_point[..., 1] - edges[None, ..., 1] * to_point[..., 0]
+    inside = (cross >= 0).all(-1) | (cross <= 0).all(-1)
+    return inside.any(-1)  # type: ignore[no-any-return]
 
 
 class Refiner:

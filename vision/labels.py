@@ -37,6 +37,8 @@ PLUS_4, MINUS_4 = "button-plus-4", "button-minus-4"
 """The button showing a player/banker's +4 or -4 (NZ 9.6-9.7), laid centrally on the table."""
 ADJUST = {PLUS_4: 4, MINUS_4: -4}
 MARKERS = (CHUNG_BANKER, CHUNG_CO, PLUS_4, MINUS_4)
+NOT_A_MARKER = "none"
+"""The marker face reader's answer for a box on no marker (a card, a chip, a tile)."""
 
 # Pip centres inside one end, (across, along) in 0..1, "along" measured from the tile's end.
 END_PIPS: dict[int, list[tuple[float, float]]] = {

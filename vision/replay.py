@@ -64,7 +64,7 @@ class ModelSource:
 
     def __init__(self, reuse: bool = False, threads: int | None = None) -> None:
         from vision.crops import LEAN_MARGIN, REFINED_LEAN_MARGIN
-        from vision.detector import Detector, Reader
+        from vision.detector import MARKERS_MODEL, Detector, MarkerDetector, MarkerWatch, Reader
 
         if threads is None:
             threads = REUSE_THREADS if reuse else WHOLE_FRAME_THREADS
@@ -72,10 +72,20 @@ class ModelSource:
         lean = REFINED_LEAN_MARGIN if self.detector.refiner else LEAN_MARGIN
         self.reader = Reader(threads=threads, lean_margin=lean)
         self.reuse = Reuse(self.analyse) if reuse else None
+        self.markers = MarkerDetector(threads=threads) if MARKERS_MODEL.exists() else None
+        self.watch = MarkerWatch(self.markers) if self.markers else None
 
     def analyse(self, image: NDArray[np.uint8], region: Region | None = None) -> Detections:
-        """The models on the whole frame, or on one region of it."""
+        """The models on the whole frame, or on one region of it (no markers there: they are
+        looked for on their own schedule, `MarkerWatch`)."""
         return self.reader.read(image, self.detector.detect(image, region))
+
+    def look(self, image: NDArray[np.uint8]) -> Detections:
+        """Everything the models find in one picture, markers included."""
+        from vision.detector import MarkerWatch
+
+        found = self.analyse(image)
+        return MarkerWatch(self.markers).watch(0.0, image, found) if self.markers else found
 
     def scan(self, image: NDArray[np.uint8]) -> Candidates | None:
         return None if self.reuse else self.detector.scan(image)
@@ -84,10 +94,12 @@ class ModelSource:
         self, index: int, t: float, image: NDArray[np.uint8], scanned: Candidates | None = None
     ) -> Detections:
         if self.reuse:
-            return self.reuse.detections(t, image)
-        if scanned is None:
-            scanned = self.detector.scan(image)
-        return self.reader.read(image, self.detector.resolve(image, scanned))
+            found = self.reuse.detections(t, image)
+        else:
+            if scanned is None:
+                scanned = self.detector.scan(image)
+            found = self.reader.read(image, self.detector.resolve(image, scanned))
+        return self.watch.watch(t, image, found) if self.watch else found
 
 
 class LabelSource:

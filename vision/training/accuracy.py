@@ -32,7 +32,7 @@ from rules import CUTS, CutChoice, stack_signature
 from vision import crops, detector, refine
 from vision import reuse as reuse_module
 from vision.detections import Detections
-from vision.detector import MODELS
+from vision.detector import MODEL_FILES, MODELS
 from vision.follow import RoundFollower
 from vision.follow.judge import permitted_choices
 from vision.follow.records import Alert, RoundRecord
@@ -328,9 +328,11 @@ def _models_digest(reuse: bool) -> str:
     digest = hashlib.sha256()
     digest.update(repr([f.name for f in dataclasses.fields(Detections)]).encode())
     digest.update(onnxruntime.__version__.encode())
-    for name in ("detector.onnx", "refiner.onnx", "refiner-2.onnx", "reader.onnx", "flatness.onnx"):
+    for name in MODEL_FILES:
         if (MODELS / name).exists():
             digest.update((MODELS / name).read_bytes())
+    marker_looks = (detector.MARKER_CONFIDENCE, detector.MARKER_EVERY_S)
+    digest.update((repr(marker_looks) + inspect.getsource(detector.MarkerWatch)).encode())
     geometry = (
         (crops.CROP, crops.TILE_MARGIN, crops.DIE_MARGIN, crops.REFINED_LEAN_MARGIN),
         (refine.REFINE_CROP, refine.FIRST.tile, refine.FIRST.die, refine.FIRST.most_shift),
@@ -348,7 +350,7 @@ def _models_digest(reuse: bool) -> str:
 def _models_named() -> str:
     """The models a report was measured with: the shipped ones, or those $PAIGOW_MODELS names
     (a candidate measured before it ships)."""
-    files = ("detector.onnx", "refiner.onnx", "refiner-2.onnx", "reader.onnx", "flatness.onnx")
+    files = [f for f in MODEL_FILES if (MODELS / f).exists()]
     if MODELS.resolve() == (Path(__file__).parents[2] / "models").resolve():
         return "**the shipped models** (" + ", ".join(f"`models/{f}`" for f in files) + ")"
     return f"**the models in `{MODELS}`** ($PAIGOW_MODELS: {', '.join(files)}), not shipped ones"

@@ -1,0 +1,205 @@
+"""The round's markers from pixels: the marker detector's decoding, its schedule beside the tile
+detector, and its training crops."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.crops import CROP
+from vision.detections import Detections
+from vision.detector import (
+    DETECTOR_INPUT,
+    MODELS,
+    MarkerDetector,
+    MarkerWatch,
+    _within_any,
+)
+from vision.labels import CHUNG_BANKER, CHUNG_CO, MARKERS, MINUS_4, NOT_A_MARKER, PLUS_4
+from vision.training.markers import (
+    FACE_COPIES,
+    letterbox_scale,
+    prepare_marker_faces,
+    prepare_markers,
+)
+from vision.training.train import DETECTOR_CROP
+
+SQUARE = np.array([[[0, 0], [10, 0], [10, 10], [0, 10]]], float)
+TURNED = np.array([[[5, 0], [10, 5], [5, 10], [0, 5]]], float)  # a diamond
+
+
+@pytest.mark.parametrize(
+    ("point", "quads", "inside"),
+    [
+        ((5, 5), SQUARE, True),
+        ((11, 5), SQUARE, False),
+        ((1, 1), TURNED, False),  # inside the square around it, outside the diamond
+        ((5, 2), TURNED, True),
+        ((5, 5), SQUARE[:, ::-1], True),  # corners the other way round
+        ((5, 5), np.zeros((0, 4, 2)), False),
+    ],
+)
+def test_a_point_is_within_a_quadrilateral_only_inside_its_sides(
+    point: tuple[float, float], quads: np.ndarray, inside: bool
+) -> None:
+    assert _within_any(np.array([point], float), quads).tolist() == [inside]
+
+
+def _boxes(centres: list[tuple[float, float]], labels: tuple[str, ...]) -> Detections:
+    corners = np.array([[[x - 5, y - 5], [x + 5, y - 5], [x + 5, y + 5], [x - 5, y + 5]]
+                        for x, y in centres], float).reshape(-1, 4, 2)  # fmt: skip
+    return Detections(corners, np.ones(len(labels)), labels)
+
+
+class FakeMarkers:
+    """Sees the chung at (100, 100) in every frame it is shown, and counts its looks."""
+
+    def __init__(self) -> None:
+        self.looks = 0
+
+    def detect(self, image: np.ndarray) -> Detections:
+        self.looks += 1
+        return _boxes([(100, 100)], (CHUNG_BANKER,))
+
+
+def test_markers_are_looked_for_on_their_schedule_and_boxes_on_them_dropped_between() -> None:
+    fake = FakeMarkers()
+    watch = MarkerWatch(fake, every_s=0.5)  # type: ignore[arg-type]
+    image = np.zeros((8, 8, 3), np.uint8)
+    tiles = _boxes([(100, 100), (300, 300)], ("6-6", "back"))  # the first lies on the plaque
+    seen = {t: watch.watch(t, image, tiles).labels for t in (0.0, 0.2, 0.4, 0.5, 0.9, 1.0)}
+    assert fake.looks == 3  # at 0.0, 0.5 and 1.0
+    assert seen[0.0] == seen[0.5] == seen[1.0] == ("back", CHUNG_BANKER)
+    assert seen[0.2] == seen[0.4] == seen[0.9] == ("back",)  # the plaque is not a tile meanwhile
+
+
+def _fake_marker_model(path: Path, rows: list[list[float]], names: tuple[str, ...]) -> None:
+    """An ONNX file answering `rows` (cx, cy, w, h, score per class, angle) to any input."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    answer = np.asarray(rows, np.float32).T[None]
+    graph = helper.make_graph(
+        [helper.make_node("ReduceSum", ["images"], ["total"], keepdims=0),
+         helper.make_node("Mul", ["total", "zero"], ["nothing"]),
+         helper.make_node("Add", ["answer", "nothing"], ["output0"])],
+        "fake",
+        [helper.make_tensor_value_info("images", TensorProto.FLOAT, ["n", 3, "h", "w"])],
+        [helper.make_tensor_value_info("output0", TensorProto.FLOAT, list(answer.shape))],
+        [helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0]),
+         helper.make_tensor("answer", TensorProto.FLOAT, answer.shape, answer.ravel().tolist())],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    helper.set_model_props(model, {"names": str(dict(enumerate(names)))})
+    onnx.save(model, str(path))
+
+
+def test_the_marker_detector_reads_each_marker_by_its_class_in_frame_pixels(
+    tmp_path: Path,
+) -> None:
+    _fake_marker_model(tmp_path / "markers.onnx", [
+        [480, 272, 40, 16, 0.1, 0.9, 0.0, 0.0, 0.0],  # the chung, co-banker face, mid-frame
+        [100, 100, 25, 25, 0.0, 0.0, 0.6, 0.0, 0.0],  # a +4 button
+        [700, 400, 25, 25, 0.0, 0.0, 0.0, 0.3, 0.0],  # too unsure: dropped
+    ], MARKERS)  # fmt: skip
+    found = MarkerDetector(tmp_path / "markers.onnx", faces=None, confidence=0.5).detect(
+        np.zeros((1080, 1920, 3), np.uint8)
+    )
+    assert found.labels == (CHUNG_CO, PLUS_4)
+    assert np.allclose(found.corners[0].mean(0), [960, 540], atol=2)  # (272 - 2) * 2
+    sides = np.linalg.norm(np.roll(found.corners[0], -1, 0) - found.corners[0], axis=1)
+    assert np.allclose(sorted(sides), [32, 32, 80, 80], atol=1)
+
+
+def _fake_face_reader(path: Path) -> None:
+    """A classifier answering `chung-co-banker` for a bright crop and `none` for a dark one."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("ReduceMean", ["images"], ["mean"], axes=[1, 2, 3], keepdims=1),
+         helper.make_node("Flatten", ["mean"], ["bright"], axis=1),
+         helper.make_node("Mul", ["bright", "towards"], ["moved"]),
+         helper.make_node("Add", ["moved", "start"], ["output0"])],
+        "fake-faces",
+        [helper.make_tensor_value_info("images", TensorProto.FLOAT, ["n", 3, 64, 64])],
+        [helper.make_tensor_value_info("output0", TensorProto.FLOAT, ["n", 2])],
+        [helper.make_tensor("towards", TensorProto.FLOAT, [1, 2], [-1.0, 1.0]),
+         helper.make_tensor("start", TensorProto.FLOAT, [1, 2], [1.0, 0.0])],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    helper.set_model_props(model, {"names": str({0: NOT_A_MARKER, 1: CHUNG_CO})})
+    onnx.save(model, str(path))
+
+
+def test_the_face_reader_reads_each_box_again_at_full_resolution_and_drops_non_markers(
+    tmp_path: Path,
+) -> None:
+    _fake_marker_model(tmp_path / "markers.onnx", [
+        [480, 272, 40, 16, 0.9, 0.0, 0.0, 0.0, 0.0],  # said banker; on a bright plaque
+        [100, 100, 40, 16, 0.8, 0.0, 0.0, 0.0, 0.0],  # said banker; on dark cloth
+    ], MARKERS)  # fmt: skip
+    _fake_face_reader(tmp_path / "faces.onnx")
+    image = np.zeros((1080, 1920, 3), np.uint8)
+    image[500:580, 880:1040] = 255  # the plaque at (960, 540) in the full frame
+    found = MarkerDetector(tmp_path / "markers.onnx", faces=tmp_path / "faces.onnx").detect(image)
+    assert found.labels == (CHUNG_CO,)
+    assert np.allclose(found.corners[0].mean(0), [960, 540], atol=2)
+
+
+def test_a_detector_of_other_things_is_refused_as_the_marker_detector() -> None:
+    with pytest.raises(ValueError, match="not the markers"):
+        MarkerDetector(MODELS / "detector.onnx", faces=None)
+
+
+CHUNG = [[1000, 700], [1100, 700], [1100, 740], [1000, 740]]
+
+
+def _one_frame(root: Path) -> Path:
+    """A data set of one 2560x1440 frame holding the chung (co-banker face) and a tile."""
+    data = root / "data"
+    (data / "images" / "train").mkdir(parents=True)
+    cv2.imwrite(str(data / "images" / "train" / "0.jpg"), np.full((1440, 2560, 3), 90, np.uint8))
+    tile = [[400, 400], [420, 400], [420, 450], [400, 450]]
+    entry = {"image": "images/train/0.jpg", "split": "train", "objects": [
+        {"label": CHUNG_CO, "labelled": True, "corners": CHUNG},
+        {"label": "6-6", "labelled": True, "corners": tile},
+    ]}  # fmt: skip
+    (data / "annotations.jsonl").write_text(json.dumps(entry) + "\n")
+    return data
+
+
+def test_face_crops_are_cut_at_full_resolution_into_each_markers_folder(tmp_path: Path) -> None:
+    root = prepare_marker_faces([_one_frame(tmp_path)], tmp_path / "out", seed=3)
+    counts = {p.name: len(list(p.glob("*.png"))) for p in (root / "train").iterdir()}
+    assert counts == {CHUNG_CO: FACE_COPIES, NOT_A_MARKER: 2, CHUNG_BANKER: 0, PLUS_4: 0,
+                      MINUS_4: 0}  # the tile and a patch of cloth are no marker  # fmt: skip
+    crop = cv2.imread(str(next((root / "train" / CHUNG_CO).glob("*.png"))))
+    assert crop.shape == (CROP, CROP, 3)
+
+
+def test_marker_crops_carry_each_marker_by_its_class_at_the_detectors_scale(
+    tmp_path: Path,
+) -> None:
+    data_yaml = prepare_markers([_one_frame(tmp_path)], tmp_path / "out", seed=3)
+    assert all(f"{i}: {name}" in data_yaml.read_text() for i, name in enumerate(MARKERS))
+    labels = sorted((data_yaml.parent / "labels" / "train").glob("*.txt"))
+    assert len(labels) == 2  # one around the chung, one anywhere
+    scale = letterbox_scale(2560, 1440)
+    assert scale == DETECTOR_INPUT[1] / 2560
+    around = []
+    for path in labels:
+        x, y = (int(v) for v in path.stem.split("-")[-2:])
+        for line in path.read_text().split("\n"):
+            if line:
+                cls, *values = line.split()
+                assert int(cls) == MARKERS.index(CHUNG_CO)  # the tile is no marker
+                around.append(np.array(values, float).reshape(4, 2) * DETECTOR_CROP + [x, y])
+    assert around  # the crop around the chung holds it whole
+    assert np.allclose(around[0], np.array(CHUNG) * scale, atol=1e-3)

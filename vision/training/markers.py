@@ -1,0 +1,268 @@
+"""The round's markers (the chung by its face, the +4 and -4 buttons) found by a detector of
+their own, trained on this CPU.
+
+The shipped detector was trained before the markers; teaching them to it needs a GPU run
+(models/MODEL_CARD.md: a 2-minute GPU run of the grown detector lost dice and found no marker,
+and a branch on its frozen features found 4%). A marker says the round's context and stays put
+for the round, so the box need not look for it in every frame: a YOLO11n-OBB of its own, with
+the markers as its only classes, looks at a frame a second (`vision.detector.MarkerDetector`).
+It starts from the shipped detector's backbone and neck (they already know the cloth, the
+tiles and the light) with a fresh class branch, and trains on 320-px crops of frames seen as
+the detector sees them (letterboxed to `DETECTOR_INPUT`), most of them around a marker.
+
+`python3 -m vision.training.markers --data DATA [DATA ...] --out RUN --hours H`: crops, a
+checkpoint from the shipped detector, training, an ONNX export `RUN/markers.onnx`;
+`--faces`: the face reader instead (`RUN/marker-faces.onnx`); `--measure MODEL [--face-reader
+FACES] --data DATA --out FILE.json`: how many markers they find at each bar.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.crops import cut
+from vision.detector import DETECTOR_INPUT, MODELS
+from vision.labels import MARKERS, NOT_A_MARKER
+from vision.progress import progress
+from vision.training.train import (
+    DETECTOR_CROP,
+    _annotations,
+    _floor_probiou,
+    _inside,
+    _stop_on_non_finite_loss,
+    _yolo,
+    checkpoint_from_shipped,
+    jitter,
+    train_reader,
+)
+
+AROUND_EACH = 1
+"""Crops cut around each marker, at a random place in the crop: on this CPU an hour trains some
+30,000 crops, so a marker is better shown once in each of many more rendered frames (rendering
+costs a tenth of a second a frame) than twice."""
+ELSEWHERE_EACH = 1
+"""Crops cut anywhere in each frame: the tiles, chips, cards and cloth a marker must not be."""
+
+
+def letterbox_scale(width: int, height: int) -> float:
+    """The scale `vision.detector.letterbox` sees a frame at: the crops' objects are the size
+    the detector will see them."""
+    return min(DETECTOR_INPUT[1] / width, DETECTOR_INPUT[0] / height)
+
+
+def prepare_markers(datasets: list[Path], out: Path, seed: int = 0) -> Path:
+    """Crops with the markers' oriented labels (class = index in `MARKERS`); a marker cut by a
+    crop's edge keeps the part inside if half of it shows. Returns the crops' data.yaml."""
+    rng = np.random.default_rng(seed)
+    root = out / "marker-data"
+    shutil.rmtree(root, ignore_errors=True)
+    for split in ("train", "val"):
+        (root / "images" / split).mkdir(parents=True, exist_ok=True)
+        (root / "labels" / split).mkdir(parents=True, exist_ok=True)
+    entries = [(data, e) for data in datasets for e in _annotations(data)]
+    bar = progress(len(entries), "marker crops", "img")
+    for data, entry in entries:
+        bar.update()
+        image = cv2.imread(str(data / entry["image"]))
+        scale = letterbox_scale(image.shape[1], image.shape[0])
+        small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        shown = [o for o in entry["objects"] if o["label"] in MARKERS and o["labelled"]]
+        markers = [(MARKERS.index(o["label"]), np.asarray(o["corners"]) * scale) for o in shown]
+        height, width = small.shape[:2]
+        spare_x, spare_y = max(width - DETECTOR_CROP, 0), max(height - DETECTOR_CROP, 0)
+        origins = []
+        for _, corners in markers:
+            low, high = corners.min(0), corners.max(0)
+            for _ in range(AROUND_EACH):
+                x = rng.uniform(high[0] - DETECTOR_CROP, low[0])
+                y = rng.uniform(high[1] - DETECTOR_CROP, low[1])
+                origins.append((int(np.clip(x, 0, spare_x)), int(np.clip(y, 0, spare_y))))
+        origins += [(int(rng.integers(spare_x + 1)), int(rng.integers(spare_y + 1)))
+                    for _ in range(ELSEWHERE_EACH)]  # fmt: skip
+        stem = f"{data.name}-{Path(entry['image']).stem}"
+        for x, y in origins:
+            crop = np.full((DETECTOR_CROP, DETECTOR_CROP, 3), 114, np.uint8)
+            part = small[y : y + DETECTOR_CROP, x : x + DETECTOR_CROP]
+            crop[: part.shape[0], : part.shape[1]] = part
+            lines = [f"{cls} " + " ".join(f"{v:.6f}" for v in box.ravel())
+                     for cls, corners in markers
+                     if (box := _inside(corners - [x, y])) is not None]  # fmt: skip
+            name = f"{stem}-{x}-{y}"
+            cv2.imwrite(str(root / "images" / entry["split"] / f"{name}.jpg"), crop,
+                        [cv2.IMWRITE_JPEG_QUALITY, 95])  # fmt: skip
+            (root / "labels" / entry["split"] / f"{name}.txt").write_text("\n".join(lines) + "\n")
+    bar.close()
+    names = "\n".join(f"  {i}: {c}" for i, c in enumerate(MARKERS))
+    (root / "data.yaml").write_text(
+        f"path: {root.resolve()}\ntrain: images/train\nval: images/val\nnames:\n{names}\n"
+    )
+    return root / "data.yaml"
+
+
+FACE_COPIES = 3
+"""Crops of each true marker for the face reader, each box moved as the detector's boxes move
+(`vision.training.train.jitter`)."""
+
+
+def prepare_marker_faces(datasets: list[Path], out: Path, seed: int = 0) -> Path:
+    """Class folders (`MARKERS` and `NOT_A_MARKER`) of full-resolution crops for the face
+    reader, cut as it will see them (`vision.crops.cut`): each true marker `FACE_COPIES` times;
+    per frame, one tile or back and one patch of the table of a plaque's size as no marker."""
+    rng = np.random.default_rng(seed)
+    root = out / "marker-face-crops"
+    shutil.rmtree(root, ignore_errors=True)
+    for split in ("train", "val"):
+        for name in (*MARKERS, NOT_A_MARKER):
+            (root / split / name).mkdir(parents=True, exist_ok=True)
+    entries = [(data, e) for data in datasets for e in _annotations(data)]
+    bar = progress(len(entries), "marker face crops", "img")
+    for data, entry in entries:
+        bar.update()
+        image = cv2.imread(str(data / entry["image"]))
+        stem, folder = f"{data.name}-{Path(entry['image']).stem}", root / entry["split"]
+        crops: list[tuple[str, np.ndarray]] = []
+        labelled = [o for o in entry["objects"] if o["labelled"]]
+        for obj in labelled:
+            if obj["label"] in MARKERS:
+                corners = np.asarray(obj["corners"], np.float64)
+                crops += [(obj["label"], jitter(corners, rng, die=False))
+                          for _ in range(FACE_COPIES)]  # fmt: skip
+        others = [o for o in labelled if o["label"] not in MARKERS]
+        if others:
+            other = others[int(rng.integers(len(others)))]
+            crops.append((NOT_A_MARKER, jitter(np.asarray(other["corners"], np.float64), rng,
+                                               die=other["label"].startswith("die-"))))  # fmt: skip
+        scale = image.shape[1] / 1920  # a plaque 40-80 px long in a 1080p frame
+        length, width = rng.uniform(40, 80) * scale, rng.uniform(16, 40) * scale
+        centre = rng.uniform([0, 0], image.shape[1::-1])
+        patch = cv2.boxPoints(((*centre,), (length, width), float(rng.uniform(0, 180))))
+        crops.append((NOT_A_MARKER, patch.astype(np.float64)))
+        for index, (label, corners) in enumerate(crops):
+            cv2.imwrite(str(folder / label / f"{stem}_{index}.png"), cut(image, corners, False))
+    bar.close()
+    return root
+
+
+def checkpoint_from_detector(shipped: Path, shown: Path, out: Path) -> Path:
+    """A YOLO11n-OBB with the markers as its classes, every weight but the class branch's last
+    convolutions taken from the shipped detector (`checkpoint_from_shipped`); those start as
+    ultralytics starts a fresh head."""
+    import torch
+    from ultralytics.nn.tasks import OBBModel
+
+    whole = torch.load(checkpoint_from_shipped(shipped, shown, out.with_suffix(".whole.pt")),
+                       weights_only=False)["model"]  # fmt: skip
+    model = OBBModel("yolo11n-obb.yaml", nc=len(MARKERS), verbose=False)
+    state = model.state_dict()
+    kept = {k: v for k, v in whole.state_dict().items() if state[k].shape == v.shape}
+    model.load_state_dict({**state, **kept})
+    model.names = dict(enumerate(MARKERS))
+    torch.save({"model": model.eval(), "train_args": {"task": "obb", "imgsz": DETECTOR_CROP}}, out)
+    return out
+
+
+def train_markers(data_yaml: Path, out: Path, hours: float, weights: Path, device: str = "cpu",
+                  batch: int = 32, workers: int = 2) -> Path:  # fmt: skip
+    """Train for `hours` at ultralytics' fresh-start rate (the class branch is new, and at the
+    low going-on rate new class rows never moved: MODEL_CARD, the second H100 run); export."""
+    yolo = _yolo()(str(weights))
+    _floor_probiou()
+    yolo.add_callback("on_train_batch_end", _stop_on_non_finite_loss)
+    out = out.resolve()
+    yolo.train(data=str(data_yaml), epochs=100, time=hours, imgsz=DETECTOR_CROP, batch=batch,
+               workers=workers, device=device, project=str(out), name="markers", exist_ok=True,
+               pretrained=str(weights), amp=False, plots=False, degrees=180, fliplr=0.5,
+               flipud=0.5, scale=0.25, mosaic=0.5, close_mosaic=1, warmup_epochs=0.5,
+               patience=100, verbose=False)  # fmt: skip
+    best = Path(yolo.trainer.save_dir) / "weights" / "best.pt"
+    exported = Path(_yolo()(str(best)).export(format="onnx", imgsz=list(DETECTOR_INPUT),
+                                              simplify=True, dynamic=True))  # fmt: skip
+    target = out / "markers.onnx"
+    shutil.copyfile(exported, target)
+    return target
+
+
+SWEPT = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+"""Confidences the marker detector's bar is chosen from."""
+
+
+def sweep(model: Path, faces: Path | None, data: Path) -> dict[str, dict[str, int]]:
+    """The marker detector on every frame of a rendered data set, at each bar of `SWEPT`: true
+    markers found with their own class (oriented IoU >= 0.5), found with another marker's class
+    (the chung's other face, the other button), and marker boxes on no marker of their class;
+    each box read again by the face reader `faces` where given."""
+    from vision.detections import Detections, iou_matrix
+    from vision.detector import MarkerDetector
+    from vision.training.evaluate import _count_markers
+
+    detector = MarkerDetector(model, faces, confidence=min(SWEPT))
+    counts = {f"{bar}": {"total": 0, "right": 0, "on_nothing": 0, "read_as_faces": 0,
+                         "other_class": 0} for bar in SWEPT}  # fmt: skip
+    entries = _annotations(data)
+    bar_ = progress(len(entries), f"markers on {data.name}", "img")
+    for entry in entries:
+        bar_.update()
+        found = detector.detect(cv2.imread(str(data / entry["image"])))
+        truth = [o for o in entry["objects"] if o["labelled"] and o["label"] in MARKERS]
+        for bar in SWEPT:
+            kept = found[found.confidence >= bar]
+            _count_markers(counts[f"{bar}"], kept, Detections.empty(), entry)
+            if len(kept) and truth:
+                overlap = iou_matrix(kept, truth) >= 0.5
+                other = np.array([[f != t["label"] for t in truth] for f in kept.labels], bool)
+                counts[f"{bar}"]["other_class"] += int((overlap & other).any(0).sum())
+    bar_.close()
+    return counts
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", nargs="+", required=True, help="rendered data sets")
+    parser.add_argument("--measure", help="a marker model to measure on --data, not train")
+    parser.add_argument("--faces", action="store_true", help="train the face reader instead")
+    parser.add_argument("--face-reader", help="with --measure: the face reader to read boxes by")
+    parser.add_argument("--out", required=True, help="working folder; with --measure, a .json")
+    parser.add_argument("--hours", type=float, default=1.0)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    datasets = [Path(d) for d in args.data]
+    missing = [d for d in datasets if not (d / "annotations.jsonl").is_file()]
+    if missing:
+        print(f"--data: no annotations.jsonl in {missing[0]}", file=sys.stderr)
+        return 2
+    if args.measure:
+        if not Path(args.measure).is_file():
+            print(f"--measure: no model file {args.measure}", file=sys.stderr)
+            return 2
+        faces = Path(args.face_reader) if args.face_reader else None
+        measured = {str(d): sweep(Path(args.measure), faces, d) for d in datasets}
+        Path(args.out).write_text(json.dumps(measured, indent=2) + "\n")
+        print(json.dumps(measured, indent=2))
+        return 0
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.faces:
+        crops = prepare_marker_faces(datasets, out, args.seed)
+        exported = train_reader(crops, out, epochs=100, name="marker-faces", device=args.device,
+                                hours=args.hours)  # fmt: skip
+        shutil.copyfile(exported, out / "marker-faces.onnx")
+        print(json.dumps({"model": str(out / "marker-faces.onnx")}))
+        return 0
+    data_yaml = prepare_markers(datasets, out, args.seed)
+    shown = data_yaml.parent / "images" / "train"
+    start = checkpoint_from_detector(MODELS / "detector.onnx", shown, out / "start.pt")
+    model = train_markers(data_yaml, out, args.hours, start, args.device)
+    print(json.dumps({"model": str(model)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
