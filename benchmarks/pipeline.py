@@ -7,7 +7,8 @@ after another (as before) and overlapped on both cores (`vision.pipeline`), side
 A simulated round's busiest stretch (every hand on the table, exposures) is rendered and written
 to an MP4 per resolution; each way then decodes it on a thread of its own (as the camera thread
 does) and analyses every frame: detector (whole-frame scan, dice close-up, both refiner stages),
-reader, round follower. Reported: frames a second, the cores the process used meanwhile (CPU
+reader, the marker detector twice a second of video (`MarkerWatch`, where it ships), round
+follower. Reported: frames a second, the cores the process used meanwhile (CPU
 time over wall time), the median ms of each stage, and whether the two ways gave the same
 detections on every frame. "One after another" is the previous edge box: every model session on
 2 threads, a frame's stages in turn. "Overlapped": sessions on 1 thread each, the scan of frame
@@ -94,11 +95,11 @@ def run_way(
         scanned = ahead_scanned if overlapped else models.scan(image)
         if not overlapped:
             ms["scan"].append((time.perf_counter() - started) * 1000)
-        middle = time.perf_counter()
-        detections = models.detections(k, 0.0, image, scanned)  # type: ignore[arg-type]
+        middle, t = time.perf_counter(), FIRST_T + k * 0.1
+        detections = models.detections(k, t, image, scanned)  # type: ignore[arg-type]
         ms["rest"].append((time.perf_counter() - middle) * 1000)
         middle = time.perf_counter()
-        follower.follow(FIRST_T + k * 0.1, detections, image)
+        follower.follow(t, detections, image)
         ms["follow"].append((time.perf_counter() - middle) * 1000)
         found.append(detections)
     wall = time.perf_counter() - wall

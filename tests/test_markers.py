@@ -22,6 +22,7 @@ from vision.detector import (
 from vision.labels import CHUNG_BANKER, CHUNG_CO, MARKERS, MINUS_4, NOT_A_MARKER, PLUS_4
 from vision.training.markers import (
     FACE_COPIES,
+    face_box,
     letterbox_scale,
     prepare_marker_faces,
     prepare_markers,
@@ -203,3 +204,19 @@ def test_marker_crops_carry_each_marker_by_its_class_at_the_detectors_scale(
                 around.append(np.array(values, float).reshape(4, 2) * DETECTOR_CROP + [x, y])
     assert around  # the crop around the chung holds it whole
     assert np.allclose(around[0], np.array(CHUNG) * scale, atol=1e-3)
+
+
+@pytest.mark.parametrize("square", [False, True])
+def test_a_face_readers_box_turns_any_way_only_on_a_square_button(square: bool) -> None:
+    """The detector's box on a square button has no side to be turned by; on the chung it keeps
+    the plaque's long axis (a chung read across would be a word on end)."""
+    rng = np.random.default_rng(5)
+    plaque = np.array([[0, 0], [80, 0], [80, 32], [0, 32]], float)
+    off_axis = []  # each box's turn from the plaque's own axes, 0 to 45 degrees
+    for _ in range(300):
+        moved = face_box(plaque, rng, square)
+        edge = moved[1] - moved[0]
+        turn = np.arctan2(edge[1], edge[0]) % (np.pi / 2)
+        off_axis.append(min(turn, np.pi / 2 - turn))
+    most = np.percentile(off_axis, 95)
+    assert most > 0.6 if square else most < 0.4

@@ -5,10 +5,13 @@ The shipped detector was trained before the markers; teaching them to it needs a
 (models/MODEL_CARD.md: a 2-minute GPU run of the grown detector lost dice and found no marker,
 and a branch on its frozen features found 4%). A marker says the round's context and stays put
 for the round, so the box need not look for it in every frame: a YOLO11n-OBB of its own, with
-the markers as its only classes, looks at a frame a second (`vision.detector.MarkerDetector`).
-It starts from the shipped detector's backbone and neck (they already know the cloth, the
-tiles and the light) with a fresh class branch, and trains on 320-px crops of frames seen as
-the detector sees them (letterboxed to `DETECTOR_INPUT`), most of them around a marker.
+the markers as its only classes, looks twice a second (`vision.detector.MarkerWatch`). It
+starts from the shipped detector's backbone and neck (they already know the cloth, the tiles
+and the light) with a fresh class branch, and trains on 320-px crops of frames seen as the
+detector sees them (letterboxed to `DETECTOR_INPUT`), most of them around a marker. At that
+scale a plaque's word is a few pixels high, so a face reader (YOLO11n-cls, like the tile
+reader) reads each box again from the full-resolution frame, and says `none` for a box on no
+marker.
 
 `python3 -m vision.training.markers --data DATA [DATA ...] --out RUN --hours H`: crops, a
 checkpoint from the shipped detector, training, an ONNX export `RUN/markers.onnx`;
@@ -29,7 +32,7 @@ import numpy as np
 
 from vision.crops import cut
 from vision.detector import DETECTOR_INPUT, MODELS
-from vision.labels import MARKERS, NOT_A_MARKER
+from vision.labels import MARKERS, MINUS_4, NOT_A_MARKER, PLUS_4
 from vision.progress import progress
 from vision.training.train import (
     DETECTOR_CROP,
@@ -45,7 +48,7 @@ from vision.training.train import (
 
 AROUND_EACH = 1
 """Crops cut around each marker, at a random place in the crop: on this CPU an hour trains some
-30,000 crops, so a marker is better shown once in each of many more rendered frames (rendering
+35,000 crops, so a marker is better shown once in each of many more rendered frames (rendering
 costs a tenth of a second a frame) than twice."""
 ELSEWHERE_EACH = 1
 """Crops cut anywhere in each frame: the tiles, chips, cards and cloth a marker must not be."""
@@ -106,9 +109,31 @@ def prepare_markers(datasets: list[Path], out: Path, seed: int = 0) -> Path:
     return root / "data.yaml"
 
 
-FACE_COPIES = 3
-"""Crops of each true marker for the face reader, each box moved as the detector's boxes move
-(`vision.training.train.jitter`)."""
+FACE_COPIES = 4
+"""Crops of each true marker for the face reader, each box moved as the marker detector's boxes
+move (`face_box`)."""
+FACE_SPREAD = 2.0
+"""The marker detector boxes looser than the tile detector, and no refiner moves its boxes: a
+mid-training checkpoint's overlapped the true box by 0.76 at the median (319 markers of seed
+5656), the refined tile boxes' 0.95, and buttons' came turned up to 45 degrees. A face reader
+trained on boxes moved as the tile reader's misread 39 of 308 found markers there, most on such
+boxes; so its boxes move twice as far (`vision.training.train.jitter`'s `spread`)."""
+FACE_GROWTH = (0.9, 1.4)
+"""...and larger, up to 1.4 times the plaque: the reader must read a plaque small in its crop."""
+
+
+def face_box(corners: np.ndarray, rng: np.random.Generator, square: bool) -> np.ndarray:
+    """A true marker's box moved as the marker detector's move: shifted, turned, grown; a
+    square button's box turned any way (a square's box has no side to turn by, and the
+    detector's came turned up to 45 degrees)."""
+    moved = jitter(corners, rng, die=False, spread=FACE_SPREAD)
+    centre = moved.mean(0)
+    moved = centre + (moved - centre) * rng.uniform(*FACE_GROWTH)
+    if square:
+        angle = rng.uniform(0, np.pi / 2)
+        turn = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+        moved = centre + (moved - centre) @ turn.T
+    return moved  # type: ignore[no-any-return]
 
 
 def prepare_marker_faces(datasets: list[Path], out: Path, seed: int = 0) -> Path:
@@ -132,7 +157,8 @@ def prepare_marker_faces(datasets: list[Path], out: Path, seed: int = 0) -> Path
         for obj in labelled:
             if obj["label"] in MARKERS:
                 corners = np.asarray(obj["corners"], np.float64)
-                crops += [(obj["label"], jitter(corners, rng, die=False))
+                square = obj["label"] in (PLUS_4, MINUS_4)
+                crops += [(obj["label"], face_box(corners, rng, square))
                           for _ in range(FACE_COPIES)]  # fmt: skip
         others = [o for o in labelled if o["label"] not in MARKERS]
         if others:
