@@ -78,6 +78,19 @@ def test_markers_are_looked_for_on_their_schedule_and_boxes_on_them_dropped_betw
     assert seen[0.2] == seen[0.4] == seen[0.9] == ("back",)  # the plaque is not a tile meanwhile
 
 
+def test_markers_join_a_frame_read_by_the_reader_with_its_columns() -> None:
+    """The reader's detections carry how sure it is, how flat and how face up each is; the
+    markers join them with the same columns (a marker is no face-up tile)."""
+    read = _boxes([(300, 300), (400, 400)], ("6-6", "die-3"))
+    read = read.with_labels(read.labels, np.array([0.9, 0.8]), np.array([1.0, 0.95]),
+                            np.array([0.99, 0.0]))  # fmt: skip
+    joined = MarkerWatch(FakeMarkers()).watch(0.0, np.zeros((8, 8, 3), np.uint8), read)  # type: ignore[arg-type]
+    assert joined.labels == ("6-6", "die-3", CHUNG_BANKER)
+    assert joined.label_confidence.tolist() == [0.9, 0.8, 1.0]
+    assert joined.face_up.tolist() == [0.99, 0.0, 0.0]
+    assert joined.flat.tolist() == [1.0, 0.95, 1.0]
+
+
 def _fake_marker_model(path: Path, rows: list[list[float]], names: tuple[str, ...]) -> None:
     """An ONNX file answering `rows` (cx, cy, w, h, score per class, angle) to any input."""
     import onnx
@@ -220,3 +233,20 @@ def test_a_face_readers_box_turns_any_way_only_on_a_square_button(square: bool) 
         off_axis.append(min(turn, np.pi / 2 - turn))
     most = np.percentile(off_axis, 95)
     assert most > 0.6 if square else most < 0.4
+
+
+@pytest.mark.parametrize(("index", "shown"), [(0, ()), (1, (MINUS_4,)), (3, (CHUNG_CO,))])
+def test_the_shipped_marker_models_find_the_markers_a_rendered_table_shows(
+    index: int, shown: tuple[str, ...]
+) -> None:
+    """Frames of the seed the speed is timed on (never trained on): the markers they show, each
+    where it lies, and nothing where none lies."""
+    from vision.synth.dataset import render_sample
+
+    sample = render_sample(4242, index, (1920, 1080), close_ups=0.0)
+    truth = [o for o in sample.rendering.labels if o.label in MARKERS]
+    found = MarkerDetector().detect(sample.rendering.image)
+    assert found.labels == shown
+    for label, corners in zip(found.labels, found.corners, strict=True):
+        (where,) = [np.asarray(o.corners) for o in truth if o.label == label]
+        assert np.linalg.norm(corners.mean(0) - where.mean(0)) < 10

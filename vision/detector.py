@@ -355,14 +355,19 @@ MARKER_FACES_MODEL = MODELS / "marker-faces.onnx"
 MODEL_FILES = ("detector.onnx", "refiner.onnx", "refiner-2.onnx", "reader.onnx", "flatness.onnx",
                "markers.onnx", "marker-faces.onnx")  # fmt: skip
 """Every model file the box runs where it is there (`MODELS`)."""
-MARKER_CONFIDENCE = 0.5
-"""A marker box this sure is reported (chosen in `vision.training.markers`' measurement; the
-follower takes a chung only once seen on the same box `ROUND.steady` looks running)."""
+MARKER_CONFIDENCE = 0.3
+"""A marker box this sure is reported. On 400 frames of seed 5656 (342 markers; never trained
+on) the shipped pair found 318 with the right face at 0.3, with 10 boxes on no marker and 10
+read with the other face; at 0.5, 294 and 0 and 7 (`python3 -m vision.training.markers
+--measure`): the detector splits its score between a plaque's two faces, which the face reader
+tells apart, so its bar is low; the follower takes a chung only once seen on the same box
+`ROUND.steady` looks running, which a stray box is not."""
 MARKER_EVERY_S = 0.5
 """Seconds of video between looks for markers: a chung or button is laid before the dice and
 stays for the round, and the follower takes it after `ROUND.steady` looks, 1.5 s, well inside
-the washing and the dice before delivery; a look every frame would cost the box a fifth more
-time a frame for nothing new."""
+the washing and the dice before delivery. A look (detector and face reader) costs about as
+much as the rest of a frame (docs/detector.md): every frame it would near halve the frames the
+box analyses a second, twice a second it costs under a tenth of its time."""
 
 
 class MarkerDetector:
@@ -393,14 +398,16 @@ class MarkerDetector:
         corners, kinds, conf = oriented_boxes(output, self.least, self.iou)
         corners = (corners - [left, top]) / scale
         labels = [self.names[int(k)] for k in kinds]
+        sure = np.ones(len(labels))
         if self.faces is not None and labels:
             crops = [cut(image, c, die=False) for c in corners]
             blob = cv2.dnn.blobFromImages(crops, 1 / 255, (CROP, CROP), swapRB=True)
             read = self.faces.run(None, {self.faces.get_inputs()[0].name: blob})[0]
             labels = [self.face_names[int(k)] for k in read.argmax(1)]
+            sure = read.max(1).astype(np.float64)
         kept = np.array([label != NOT_A_MARKER for label in labels], bool)
         labels_kept = tuple(label for label, k in zip(labels, kept, strict=True) if k)
-        return Detections(corners[kept].reshape(-1, 4, 2), conf[kept], labels_kept)
+        return Detections(corners[kept].reshape(-1, 4, 2), conf[kept], labels_kept, sure[kept])
 
 
 class MarkerWatch:
@@ -424,7 +431,27 @@ class MarkerWatch:
         if len(self.seen) and len(detections):
             centres = detections.corners.mean(1)
             detections = detections[~_within_any(centres, self.seen.corners)]
-        return Detections.concat([detections, self.seen]) if looked else detections
+        return (
+            Detections.concat([detections, _alongside(self.seen, detections)])
+            if looked
+            else detections
+        )
+
+
+def _alongside(markers: Detections, found: Detections) -> Detections:
+    """The markers with the columns the frame's other detections hold, to join them: read as
+    sure as their face reader said, lying flat as a tile does, and no face-up tile."""
+    n = len(markers)
+    if not n or not len(found):
+        return markers
+    held = {name: len(getattr(found, name)) > 0 for name in ("label_confidence", "flat", "face_up")}
+    sure = markers.label_confidence if len(markers.label_confidence) else np.ones(n)
+    return replace(
+        markers,
+        label_confidence=sure if held["label_confidence"] else np.zeros(0),
+        flat=np.ones(n) if held["flat"] else np.zeros(0),
+        face_up=np.zeros(n) if held["face_up"] else np.zeros(0),
+    )
 
 
 def _within_any(points: NDArray[np.float64], quads: NDArray[np.float64]) -> NDArray[np.bool_]:

@@ -42,6 +42,7 @@ from vision.training.train import (
     _stop_on_non_finite_loss,
     _yolo,
     checkpoint_from_shipped,
+    export_onnx,
     jitter,
     train_reader,
 )
@@ -208,8 +209,7 @@ def train_markers(data_yaml: Path, out: Path, hours: float, weights: Path, devic
                flipud=0.5, scale=0.25, mosaic=0.5, close_mosaic=1, warmup_epochs=0.5,
                patience=100, verbose=False)  # fmt: skip
     best = Path(yolo.trainer.save_dir) / "weights" / "best.pt"
-    exported = Path(_yolo()(str(best)).export(format="onnx", imgsz=list(DETECTOR_INPUT),
-                                              simplify=True, dynamic=True))  # fmt: skip
+    exported = export_onnx(best, list(DETECTOR_INPUT))
     target = out / "markers.onnx"
     shutil.copyfile(exported, target)
     return target

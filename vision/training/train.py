@@ -8,6 +8,7 @@ edge. Training needs the `[train]` extra (torch, ultralytics); nothing is downlo
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -580,6 +581,30 @@ EXPORTS = {"obb": ("yolo11n-obb.yaml", "YOLO11n-OBB"),
 """The architectures `checkpoint_from_onnx` rebuilds, by the task an export names."""
 
 
+EXPORT_OPSET = 18
+"""The ONNX opset of every export, the shipped models' own: left to ultralytics, the TorchScript
+exporter of torch 2.14 wrote opset 9, whose Resize onnxruntime's quantiser cannot convert."""
+
+
+def export_onnx(weights: Path, imgsz: int | list[int]) -> Path:
+    """An ultralytics checkpoint exported to ONNX as every shipped model was: by torch's
+    TorchScript exporter. Where onnxscript is installed, torch >= 2.9 takes its dynamo exporter
+    instead, whose node names (`node_conv2d`, not `/model.23/...`) `quantize.float_head` cannot
+    place, so such an export could not be made 8-bit."""
+    import torch
+
+    original = torch.onnx.export
+    torch.onnx.export = functools.partial(original, dynamo=False)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            exported = _yolo()(str(weights)).export(format="onnx", imgsz=imgsz, simplify=True,
+                                                    dynamic=True, opset=EXPORT_OPSET)  # fmt: skip
+    finally:
+        torch.onnx.export = original
+    return Path(exported)
+
+
 def checkpoint_from_onnx(model: Path, images: list[Path], out: Path) -> Path:
     """A trainable checkpoint rebuilt from an exported (and maybe 8-bit) detector or reader, so a
     CPU session can go on training a shipped model when its run folder is gone.
@@ -747,10 +772,7 @@ def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
                scale=0.25, patience=100, verbose=False,
                **(going_on if weights else fresh))  # fmt: skip
     best = Path(yolo.trainer.save_dir) / "weights" / "best.pt"
-    exported = _yolo()(str(best)).export(
-        format="onnx", imgsz=list(DETECTOR_INPUT), simplify=True, dynamic=True
-    )
-    return Path(exported)
+    return export_onnx(best, list(DETECTOR_INPUT))
 
 
 PROBIOU_FLOOR = 1e-7
@@ -829,5 +851,4 @@ def train_reader(crops: Path, out: Path, epochs: int, imgsz: int = CROP, name: s
                erasing=0.0, auto_augment=None, verbose=False,
                **(going_on if weights else {}))  # fmt: skip
     best = Path(yolo.trainer.save_dir) / "weights" / "best.pt"
-    exported = _yolo()(str(best)).export(format="onnx", imgsz=imgsz, simplify=True, dynamic=True)
-    return Path(exported)
+    return export_onnx(best, imgsz)
