@@ -175,9 +175,14 @@ def test_a_marker_box_keeps_its_class_and_place_through_the_refiner_and_the_read
     assert read.labels[1] == CHUNG_BANKER and read.label_confidence[1] == pytest.approx(0.8)
 
 
-def fake_detector_model(path: Path, rows: list[list[float]]) -> None:
+def fake_detector_model(
+    path: Path,
+    rows: list[list[float]],
+    names: tuple[str, ...] = ("tile", "back", "die"),
+    size: tuple[int, int] | None = (384, 640),
+) -> None:
     """An ONNX model that ignores its input and answers `rows` in YOLO-OBB's output layout:
-    (cx, cy, w, h, score per class, angle) per candidate, on a 384 x 640 input."""
+    (cx, cy, w, h, score per class, angle) per candidate, on an input of `size` (None: any)."""
     import onnx
     from onnx import TensorProto, helper
 
@@ -187,14 +192,15 @@ def fake_detector_model(path: Path, rows: list[list[float]]) -> None:
          helper.make_node("Mul", ["total", "zero"], ["nothing"]),
          helper.make_node("Add", ["answer", "nothing"], ["output0"])],
         "fake",
-        [helper.make_tensor_value_info("images", TensorProto.FLOAT, [1, 3, 384, 640])],
+        [helper.make_tensor_value_info("images", TensorProto.FLOAT,
+                                       [1, 3, *size] if size else ["n", 3, "h", "w"])],
         [helper.make_tensor_value_info("output0", TensorProto.FLOAT, list(answer.shape))],
         [helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0]),
          helper.make_tensor("answer", TensorProto.FLOAT, answer.shape, answer.ravel().tolist())],
     )  # fmt: skip
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
-    helper.set_model_props(model, {"names": "{0: 'tile', 1: 'back', 2: 'die'}"})
+    helper.set_model_props(model, {"names": str(dict(enumerate(names)))})
     onnx.save(model, str(path))
 
 

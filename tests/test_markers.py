@@ -10,6 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
+from tests.test_detector import fake_detector_model
 from vision.crops import CROP
 from vision.detections import Detections
 from vision.detector import (
@@ -91,36 +92,14 @@ def test_markers_join_a_frame_read_by_the_reader_with_its_columns() -> None:
     assert joined.flat.tolist() == [1.0, 0.95, 1.0]
 
 
-def _fake_marker_model(path: Path, rows: list[list[float]], names: tuple[str, ...]) -> None:
-    """An ONNX file answering `rows` (cx, cy, w, h, score per class, angle) to any input."""
-    import onnx
-    from onnx import TensorProto, helper
-
-    answer = np.asarray(rows, np.float32).T[None]
-    graph = helper.make_graph(
-        [helper.make_node("ReduceSum", ["images"], ["total"], keepdims=0),
-         helper.make_node("Mul", ["total", "zero"], ["nothing"]),
-         helper.make_node("Add", ["answer", "nothing"], ["output0"])],
-        "fake",
-        [helper.make_tensor_value_info("images", TensorProto.FLOAT, ["n", 3, "h", "w"])],
-        [helper.make_tensor_value_info("output0", TensorProto.FLOAT, list(answer.shape))],
-        [helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0]),
-         helper.make_tensor("answer", TensorProto.FLOAT, answer.shape, answer.ravel().tolist())],
-    )  # fmt: skip
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    helper.set_model_props(model, {"names": str(dict(enumerate(names)))})
-    onnx.save(model, str(path))
-
-
 def test_the_marker_detector_reads_each_marker_by_its_class_in_frame_pixels(
     tmp_path: Path,
 ) -> None:
-    _fake_marker_model(tmp_path / "markers.onnx", [
+    fake_detector_model(tmp_path / "markers.onnx", [
         [480, 272, 40, 16, 0.1, 0.9, 0.0, 0.0, 0.0],  # the chung, co-banker face, mid-frame
         [100, 100, 25, 25, 0.0, 0.0, 0.6, 0.0, 0.0],  # a +4 button
         [700, 400, 25, 25, 0.0, 0.0, 0.0, 0.3, 0.0],  # too unsure: dropped
-    ], MARKERS)  # fmt: skip
+    ], MARKERS, size=None)  # fmt: skip
     found = MarkerDetector(tmp_path / "markers.onnx", faces=None, confidence=0.5).detect(
         np.zeros((1080, 1920, 3), np.uint8)
     )
@@ -155,10 +134,10 @@ def _fake_face_reader(path: Path) -> None:
 def test_the_face_reader_reads_each_box_again_at_full_resolution_and_drops_non_markers(
     tmp_path: Path,
 ) -> None:
-    _fake_marker_model(tmp_path / "markers.onnx", [
+    fake_detector_model(tmp_path / "markers.onnx", [
         [480, 272, 40, 16, 0.9, 0.0, 0.0, 0.0, 0.0],  # said banker; on a bright plaque
         [100, 100, 40, 16, 0.8, 0.0, 0.0, 0.0, 0.0],  # said banker; on dark cloth
-    ], MARKERS)  # fmt: skip
+    ], MARKERS, size=None)  # fmt: skip
     _fake_face_reader(tmp_path / "faces.onnx")
     image = np.zeros((1080, 1920, 3), np.uint8)
     image[500:580, 880:1040] = 255  # the plaque at (960, 540) in the full frame

@@ -43,7 +43,9 @@ from vision.training.train import (
     _yolo,
     checkpoint_from_shipped,
     export_onnx,
+    fresh_obb_folders,
     jitter,
+    obb_data_yaml,
     train_reader,
 )
 
@@ -65,11 +67,7 @@ def prepare_markers(datasets: list[Path], out: Path, seed: int = 0) -> Path:
     """Crops with the markers' oriented labels (class = index in `MARKERS`); a marker cut by a
     crop's edge keeps the part inside if half of it shows. Returns the crops' data.yaml."""
     rng = np.random.default_rng(seed)
-    root = out / "marker-data"
-    shutil.rmtree(root, ignore_errors=True)
-    for split in ("train", "val"):
-        (root / "images" / split).mkdir(parents=True, exist_ok=True)
-        (root / "labels" / split).mkdir(parents=True, exist_ok=True)
+    root = fresh_obb_folders(out / "marker-data")
     entries = [(data, e) for data in datasets for e in _annotations(data)]
     bar = progress(len(entries), "marker crops", "img")
     for data, entry in entries:
@@ -103,11 +101,7 @@ def prepare_markers(datasets: list[Path], out: Path, seed: int = 0) -> Path:
                         [cv2.IMWRITE_JPEG_QUALITY, 95])  # fmt: skip
             (root / "labels" / entry["split"] / f"{name}.txt").write_text("\n".join(lines) + "\n")
     bar.close()
-    names = "\n".join(f"  {i}: {c}" for i, c in enumerate(MARKERS))
-    (root / "data.yaml").write_text(
-        f"path: {root.resolve()}\ntrain: images/train\nval: images/val\nnames:\n{names}\n"
-    )
-    return root / "data.yaml"
+    return obb_data_yaml(root, MARKERS)
 
 
 FACE_COPIES = 4

@@ -63,20 +63,31 @@ def prepare_detector(datasets: list[Path], out: Path, val_images: int = 100,
     """Cut each half-size frame into overlapping crops with three-class oriented labels;
     an object cut by a crop's edge keeps the part inside if at least half of it is in view.
     Returns the crops' data.yaml."""
-    root = out / "detector-data"
-    shutil.rmtree(root, ignore_errors=True)
-    for split in ("train", "val"):
-        (root / "images" / split).mkdir(parents=True, exist_ok=True)
-        (root / "labels" / split).mkdir(parents=True, exist_ok=True)
+    root = fresh_obb_folders(out / "detector-data")
     entries = [(data, e) for data in datasets for e in _annotations(data)]
     dropped = set([i for i, (_, e) in enumerate(entries) if e["split"] == "val"][val_images:])
     jobs = [(root, data, entry) for i, (data, entry) in enumerate(entries) if i not in dropped]
     _each(_detector_crops, jobs, workers, "detector crops")
-    names = "\n".join(f"  {i}: {c}" for i, c in enumerate(DETECTOR_CLASSES))
-    (root / "data.yaml").write_text(
-        f"path: {root.resolve()}\ntrain: images/train\nval: images/val\nnames:\n{names}\n"
+    return obb_data_yaml(root, DETECTOR_CLASSES)
+
+
+def fresh_obb_folders(root: Path) -> Path:
+    """An empty ultralytics data folder: `images/` and `labels/`, each with `train/` and `val/`."""
+    shutil.rmtree(root, ignore_errors=True)
+    for split in ("train", "val"):
+        (root / "images" / split).mkdir(parents=True, exist_ok=True)
+        (root / "labels" / split).mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def obb_data_yaml(root: Path, names: tuple[str, ...]) -> Path:
+    """The data.yaml that names `root`'s splits and its classes, in order."""
+    listed = "\n".join(f"  {i}: {c}" for i, c in enumerate(names))
+    path = root / "data.yaml"
+    path.write_text(
+        f"path: {root.resolve()}\ntrain: images/train\nval: images/val\nnames:\n{listed}\n"
     )
-    return root / "data.yaml"
+    return path
 
 
 def _each(work, jobs: list, workers: int, what: str) -> list:  # type: ignore[no-untyped-def, type-arg]
