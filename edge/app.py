@@ -283,7 +283,7 @@ class EdgeApp:
             source = ModelSource(reuse=self.config.analysis.reuse)
         except FileNotFoundError as error:
             raise ConfigError(f"{error} (docs/detector.md); demos set analysis.labels") from None
-        if source.markers is None:
+        if source.watch is None:
             log.warning("no marker detector (models/markers.onnx): the banker's box and any +4/-4 "
                         "come from the pit's announcements or table.yaml")  # fmt: skip
         return source

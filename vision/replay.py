@@ -72,8 +72,8 @@ class ModelSource:
         lean = REFINED_LEAN_MARGIN if self.detector.refiner else LEAN_MARGIN
         self.reader = Reader(threads=threads, lean_margin=lean)
         self.reuse = Reuse(self.analyse) if reuse else None
-        self.markers = MarkerDetector(threads=threads) if MARKERS_MODEL.exists() else None
-        self.watch = MarkerWatch(self.markers) if self.markers else None
+        markers = MarkerDetector(threads=threads) if MARKERS_MODEL.exists() else None
+        self.watch = MarkerWatch(markers) if markers else None
 
     def analyse(self, image: NDArray[np.uint8], region: Region | None = None) -> Detections:
         """The models on the whole frame, or on one region of it (no markers there: they are
@@ -85,7 +85,7 @@ class ModelSource:
         from vision.detector import MarkerWatch
 
         found = self.analyse(image)
-        return MarkerWatch(self.markers).watch(0.0, image, found) if self.markers else found
+        return MarkerWatch(self.watch.detector).watch(0.0, image, found) if self.watch else found
 
     def scan(self, image: NDArray[np.uint8]) -> Candidates | None:
         return None if self.reuse else self.detector.scan(image)

@@ -15,6 +15,7 @@ import json
 import os
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import cv2
@@ -211,26 +212,26 @@ def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None =
 
 def speed(detector: Detector, reader: Reader, repeats: int = 15) -> dict[str, float]:
     """Median milliseconds to detect and read one full-table frame, by resolution."""
-    results = {}
-    for width, height in ((1280, 720), (1920, 1080), (2560, 1440), (3840, 2160)):
-        image = render_sample(4242, 0, (width, height), close_ups=0.0).rendering.image
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            reader.read(image, detector.detect(image))
-            times.append(time.perf_counter() - start)
-        results[f"{width}x{height}"] = 1000 * float(np.median(times[2:]))
-    return results
+    return {f"{width}x{height}": _median_ms(lambda image: reader.read(image, detector.detect(image)),
+                                            (width, height), repeats)
+            for width, height in ((1280, 720), (1920, 1080), (2560, 1440), (3840, 2160))}  # fmt: skip
 
 
 def marker_speed(markers: MarkerDetector, repeats: int = 15) -> float:
     """Median milliseconds of one look for the markers in a full-table 1080p frame (detector
     and face reader)."""
-    image = render_sample(4242, 0, (1920, 1080), close_ups=0.0).rendering.image
+    return _median_ms(markers.detect, (1920, 1080), repeats)
+
+
+def _median_ms(work: Callable[[NDArray[np.uint8]], object], size: tuple[int, int],
+               repeats: int) -> float:  # fmt: skip
+    """`work` on the timing frame (seed 4242, never trained on) at `size`, the first two runs
+    (warming up) left out."""
+    image = render_sample(4242, 0, size, close_ups=0.0).rendering.image
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        markers.detect(image)
+        work(image)
         times.append(time.perf_counter() - start)
     return 1000 * float(np.median(times[2:]))
 
