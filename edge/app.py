@@ -295,11 +295,10 @@ class EdgeApp:
             return None
         source = self.source
         try:
-            check = check_models(
-                source.analyse  # each frame whole: nothing kept from one to the next
-                if isinstance(source, ModelSource)
-                else lambda image: source.detections(0, 0.0, image)
-            )
+            if isinstance(source, ModelSource):  # each frame whole: nothing kept between
+                check = check_models(source.look, markers=source.watch is not None)
+            else:
+                check = check_models(lambda image: source.detections(0, 0.0, image))
         except FileNotFoundError as error:  # PAIGOW_MODELS without the frames shipped beside
             raise ConfigError(f"{error} (models/selfcheck/, scripts/make_selfcheck.py)") from None
         if check.passed:

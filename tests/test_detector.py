@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import cv2
@@ -550,21 +551,29 @@ def test_the_refiner_picture_shows_dice_and_a_tile_before_and_after(tmp_path: Pa
 
 def test_the_self_check_tells_a_right_reading_from_a_blind_one(tmp_path: Path) -> None:
     """The box's start-up check on the frames shipped in models/selfcheck/: boxes exactly on
-    every known object pass, no boxes at all fail, and a missing folder says what is missing."""
+    every known object pass, no boxes at all fail, markers count only where the box has marker
+    models to look for them, and a missing folder says what is missing."""
     known = json.loads((FRAMES / "objects.json").read_text())
-    truths = iter(known.values())
 
-    def exact(image: np.ndarray) -> Detections:
-        objects = next(truths)
-        return Detections(
-            np.array([o["corners"] for o in objects], np.float64),
-            np.ones(len(objects)),
-            tuple(o["label"] for o in objects),
-        )
+    def exact(markers: bool) -> Callable[[np.ndarray], Detections]:
+        truths = iter(known.values())
 
-    right = check_models(exact)
+        def read(image: np.ndarray) -> Detections:
+            objects = [o for o in next(truths) if markers or o["label"] not in MARKERS]
+            return Detections(
+                np.array([o["corners"] for o in objects], np.float64).reshape(-1, 4, 2),
+                np.ones(len(objects)),
+                tuple(o["label"] for o in objects),
+            )
+
+        return read
+
+    right = check_models(exact(markers=True), markers=True)
     assert right.passed and right.faces_read == right.faces and right.over_nothing == 0
+    assert right.markers_read == right.markers > 0  # the frames show markers
+    assert not check_models(exact(markers=False), markers=True).passed  # markers not found
+    assert check_models(exact(markers=False)).passed  # no marker models: none looked for
     blind = check_models(lambda image: Detections.empty())
     assert not blind.passed and blind.faces_read == 0
     with pytest.raises(FileNotFoundError, match="known frames are missing"):
-        check_models(exact, tmp_path)
+        check_models(exact(markers=True), frames=tmp_path)
