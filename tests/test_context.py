@@ -15,6 +15,7 @@ from rules import CUTS, Bank, CutChoice, house_sets_bank
 from vision.follow import Announcement, RoundFollower
 from vision.follow.base import Phase
 from vision.follow.records import Alert, RoundRecord
+from vision.follow.view import View
 from vision.replay import LabelSource, frames
 from vision.table import TableConfig, calibrate
 
@@ -237,3 +238,48 @@ def test_stacks_pushed_before_delivery_narrow_the_cut_only_where_the_book_has_se
     beginning = [i for i in every if follower.judge.views[i].stacks[1] == pushed]
     assert round_.live == (beginning if narrowed else every)
     assert (follower.cut_known == "seen") is narrowed
+
+
+PITCH = 27.5
+
+
+def _stacks_view(stacks: dict[int, float]) -> View:
+    """A frame of the stacks' row alone: stack -> how far (mm) ahead of its place it is boxed."""
+    xy = [np.array([k * PITCH, 200.0 + ahead]) for k, ahead in stacks.items()]
+    return View(
+        tiles=len(xy), dice=0, loose=0, hand_tiles=0, backs={"stack": len(xy)}, faces={},
+        stacks=[(p, 0.8) for p in xy], backs_xy=[(p, "stack", 0.8) for p in xy],
+        dice_read=[], faces_xy=[], unread_xy=[],
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("boxed_ahead", "stands", "gone"),
+    [
+        ([20.5, 18.0, 21.5, 17.0, 21.0], True, False),  # boxed anywhere it lies pushed: stands
+        ([None, None, None, None], False, True),  # not boxed, its spot in view: gone
+        ([2.0, 1.0, 2.0, 1.0], True, False),  # pulled back into its place: standing there
+    ],
+    ids=["pushed, boxed at varying distances", "taken", "back in its place"],
+)
+def test_a_pushed_stack_stands_wherever_it_lies_pushed_and_goes_only_from_there(
+    table: TableConfig, boxed_ahead: list[float | None], stands: bool, gone: bool
+) -> None:
+    """From pixels a pushed stack with its tops pulled back is boxed 8-22 mm ahead of its place
+    frame by frame; its place on the row lies empty by the set-up. Judged at one frame's distance
+    it went in and out of sight, and was taken for gone (a false alert, clean round 890019)."""
+    follower = RoundFollower(table.model_copy(update={"rules": "mbs-2020"}), run="test")
+    follower._open(0.0, complete=True, phase=Phase.DELIVERY)
+    round_ = follower.round
+    assert round_ is not None
+    round_.places = [np.array([k * PITCH, 200.0]) for k in range(8)]
+    round_.ahead = {2: 11.0}  # as last boxed before the delivery
+    others = {k: 0.0 for k in range(8) if k != 2}
+    previous: list[list[np.ndarray]] = []
+    for index, ahead in enumerate(boxed_ahead):
+        # lying still: `CUT.still_frames` frames within a few millimetres of each other
+        view = _stacks_view(others | ({} if ahead is None else {2: ahead}))
+        follower._note_standing(index / 10, view, previous)
+        previous = [view.stack_xy, *previous][:2]
+    assert (2 in round_.standing) is stands
+    assert (2 in round_.gone) is gone

@@ -256,8 +256,12 @@ class DeliveryPhase(FollowerBase):
         empty, nothing over it and stacks standing close either side (`_flanked`), marks its
         stack gone (`_gone_early`); seen standing again, it was not. A stack lying still
         straight ahead of its place (`SET_UP`) before the delivery stands pushed for the set-up
-        (`_read_set_up`); from the delivery on, only where the set-up left it counts (the
-        detector boxes a taken stack's shadow 7-10 mm off its place, 730067)."""
+        (`_read_set_up`); from the delivery on, such a stack stands wherever it lies pushed,
+        and its empty place ahead of the row is where it is judged gone. (From pixels a
+        pushed stack whose tops are pulled back is boxed 8-22 mm ahead, frame by frame: judged
+        at one frame's distance, it went in and out of sight and its place behind, empty by
+        the set-up, made a false alert in clean round 890019.) A stack not pushed counts only
+        at its place: the detector boxes a taken stack's shadow 7-10 mm off it (730067)."""
         round_ = self.round
         assert round_ is not None
         if len(previous) < CUT.still_frames - 1:
@@ -272,6 +276,7 @@ class DeliveryPhase(FollowerBase):
         before_delivery = round_.phase == Phase.DICE
         for stack, place in enumerate(round_.places):
             sure = [c for p, c in still if np.linalg.norm(p - place) <= CUT.stack_place]
+            judged_at = place
             if before_delivery:
                 pushed = [(p, c) for p, c in still if _pushed(p, place)]
                 if sure:
@@ -279,15 +284,15 @@ class DeliveryPhase(FollowerBase):
                 elif pushed:
                     sure = [c for _, c in pushed]
                     round_.ahead[stack] = float(np.median([p[1] - place[1] for p, _ in pushed]))
-            elif not sure and stack in round_.ahead:  # where the set-up left it, and only there
-                spot = place + np.array([0.0, round_.ahead[stack]])
-                sure = [c for p, c in still if np.linalg.norm(p - spot) <= CUT.stack_place]
+            elif not sure and stack in round_.ahead:  # pushed for the set-up: it stands ahead
+                sure = [c for p, c in still if _pushed(p, place)]
+                judged_at = place + np.array([0.0, round_.ahead[stack]])  # its place lies empty
             if sure:
                 round_.standing.setdefault(stack, []).append((t, max(sure)))
                 round_.empty_since.pop(stack, None)
                 round_.gone.pop(stack, None)
-            elif _flanked(place, standing, round_.pitch) and not np.any(
-                np.linalg.norm(tiles - place, axis=1) <= CUT.hides
+            elif _flanked(judged_at, standing, round_.pitch) and not np.any(
+                np.linalg.norm(tiles - judged_at, axis=1) <= CUT.hides
             ):
                 since, frames = round_.empty_since.get(stack, (t, 0))
                 round_.empty_since[stack] = (since, frames + 1)
