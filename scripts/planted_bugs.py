@@ -229,6 +229,20 @@ BUGS = (
         ("tests/test_context.py", "-k", "pushed_stack"),
     ),
     Bug(
+        "stack-at-the-rows-end-never-seen-gone",
+        "vision/follow/delivery.py",
+        "    open_left = not left and all(s in gone for s in range(stack))",
+        "    open_left = False",
+        ("tests/test_follow.py", "-k", "open_end or rules_that_cut_out"),
+    ),
+    Bug(
+        "block-fit-weighed-on-two-sightings",
+        "vision/follow/delivery.py",
+        "    fits_together: int = 3",
+        "    fits_together: int = 2",
+        ("tests/test_follow.py", "-k", "lifted_for_another"),
+    ),
+    Bug(
         "enrolment-blind-to-a-face-twice",
         "vision/enrol.py",
         "        problems += twins(seen) if embedding is not None else []",

@@ -729,10 +729,14 @@ EVENS, ODDS = {0, 2, 4, 6}, {1, 3, 5, 7}
         # 700255: the other group holds the same stacks and one more, a third point at it
         ([[0.5], [162.0], [27.5], [28.0], [161.0], [1.0]], {0, 6}, [{0, 1, 6}], [0, 6, 1, 1, 6, 0]),
         ([[0.5], [162.0], [161.0], [1.0]], {0, 6}, [{0, 1, 6}], []),  # the right block
-        ([[27.5], [28.0]], {0, 6}, [{2}, {0, 1, 6}], [1, 1]),  # the first set that fits
+        ([[27.5], [28.0], [27.0]], {0, 6}, [{2}, {0, 1, 6}], [1, 1, 1]),  # the first that fits
         ([[1.0]], ODDS, [EVENS], []),  # one sighting is not a block
         ([[54.0], [55.0], [160.0]], {2}, [{6}], []),  # a stray tile among the right ones
-        ([[162.0], [999.0]], {2}, [{6}], []),  # off the row: one sighting is not two
+        ([[162.0], [162.5], [999.0]], {2}, [{6}], []),  # off the row: two sightings, not three
+        # clean round 900094 from pixels: two sightings of the right block (stacks 4 and 5),
+        # traced a third to half a pitch past them, onto the next group's stack 6
+        ([[132.6, 121.8], [134.7, 114.8]], {3, 4}, [{2, 5}, {1, 6}, {0, 7}], []),
+        ([[132.6, 121.8], [134.7, 114.8], [135.0]], {3, 4}, [{2, 5}], [5, 5, 5]),  # three do
     ],
     ids=[
         "interleaved, wrong",
@@ -743,6 +747,8 @@ EVENS, ODDS = {0, 2, 4, 6}, {1, 3, 5, 7}
         "one sighting",
         "stray",
         "off row",
+        "two sightings",
+        "three sightings",
     ],
 )
 def test_a_block_is_lifted_for_another_group_when_its_stacks_fit_together(
@@ -1258,6 +1264,10 @@ def test_the_cut_is_inferred_from_the_delivery_among_those_the_table_may_deal(
         # Yat Dong Dong with groups 2 and 4 swapped: stacks go one by one, whole, which Ghan Dong
         # Ping Say (every stack standing until group 7) fits by every other check.
         (780156, "nz-1998", "yat-dong-dong", "ghan-dong-ping-say"),
+        # The same from the right, groups 6 and 8 swapped: each stack goes from the row's open
+        # end, never flanked on both sides; seen gone there (`_at_open_end`), stack 4 went
+        # 1.4 s before Ghan Dong Ping Say would take it.
+        (790200, "nz-1998", "yat-dong-dong", "ghan-dong-ping-say"),
     ],
 )
 def test_a_stack_gone_before_a_permitted_cut_takes_it_rules_that_cut_out(
@@ -1305,6 +1315,32 @@ def test_a_place_counts_as_seen_only_between_close_standing_stacks(
     pitch = 27.5
     standing = [np.array([x * pitch, 200.0]) for x in standing_at]
     assert _flanked(np.array([0.0, 200.0]), standing, pitch) == flanked
+
+
+@pytest.mark.parametrize(
+    ("stack", "standing_at", "gone", "open_end"),
+    [
+        (0, [1], set(), True),  # the row's end, its neighbour standing
+        (7, [6], set(), True),
+        (0, [3], set(), True),  # three pitches away
+        (0, [4], set(), False),  # four: a hand fits between
+        (6, [5], {7}, True),  # stack 8 gone: stack 7's place is the end now
+        (6, [5], set(), False),  # stack 8 unseen, not gone: an arm may be over both
+        (3, [2], set(), False),  # the row goes on beyond it
+        (0, [], set(), False),  # nothing standing beside it
+    ],
+)
+def test_a_place_at_the_rows_open_end_counts_as_seen_beside_one_close_standing_stack(
+    stack: int, standing_at: list[int], gone: set[int], open_end: bool
+) -> None:
+    """Stacks dealt one by one from an end are never flanked on both sides: their places count
+    as seen there (over more frames, `CUT.end_frames`), or a stack gone early is never seen gone."""
+    from vision.follow.delivery import _at_open_end
+
+    pitch = 27.5
+    places = [np.array([k * pitch, 200.0]) for k in range(8)]
+    standing = [places[k] for k in standing_at]
+    assert _at_open_end(stack, places, standing, dict.fromkeys(gone, 1.0), pitch) == open_end
 
 
 @pytest.mark.parametrize(

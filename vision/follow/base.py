@@ -174,6 +174,8 @@ class Round:
     """Stack -> when its place was first seen empty since it last stood, and in how many frames."""
     gone: dict[int, float] = field(default_factory=dict)
     """Stack -> when it went, once its place has been seen empty in `CUT.empty_frames` frames."""
+    gone_at_end: set[int] = field(default_factory=set)
+    """The stacks of `gone` seen gone at the row's open end (`CUT.end_frames`)."""
     live: list[int] = field(default_factory=list)
     """The permitted cut views (`Judge.views`) the delivery still fits."""
     reference: int | None = None

@@ -81,6 +81,13 @@ class CutSettings:
     fits_better: float = 0.3
     """Stack pitches by which, on average, a block's sightings must fit that other group's stacks
     better than its own: swapped blocks with labels 0.31 (700255, one stack more) to 0.99."""
+    fits_together: int = 3
+    """Sightings of a block in flight (`_lifted_for_another`) its fit is averaged over: an
+    average of two is one or two frames of a fast flight, and from pixels a block's tiles in
+    flight trace up to half a pitch off their stacks. Two sightings at 0.52 and 0.67, traced
+    0.25-0.5 pitch past their stacks, fitted the interleaved next group's stacks by 0.05 in
+    clean round 900094 (a false alert); requiring three changed no catch with labels (80 swaps
+    of 780000, 790000, 820000 and 840000)."""
 
     before_arrival: float = 0.4
     """Seconds before a group arrives in which a stack its cut keeps standing must be seen
@@ -98,6 +105,18 @@ class CutSettings:
     empty_frames: int = 2
     """Frames, with no standing sighting between them, in which a place must be seen empty for
     its stack to be gone: one frame can be the detector missing a standing stack."""
+    end_gone_before: float = 1.0
+    """`gone_before` for a stack seen gone at the row's open end. From pixels the last tile of
+    a stack shared by two groups went unseen while the first group's block flew, and its place
+    read empty 0.5-0.6 s before that group landed: at 0.3 s, three false alerts in 110 clean
+    rounds (900066, 900082, 900107, Chee Yee and Pong Jun, whose shared end stacks are never
+    flanked). Under a delivery and that flight (0.7 s and 0.5-0.6 s), which is how early a
+    stack taken one group too soon reads from pixels; Yat Dong Dong with two groups swapped
+    (900156) read 1.4 s early."""
+    end_frames: int = 5
+    """Frames in which a place at the row's open end (`_at_open_end`: nothing left standing
+    beyond it) must be seen empty for its stack to be gone: with one flank an arm could hide
+    it, but not for half a second while it lifts other stacks."""
     gone_before: float = 0.3
     """Seconds before the group before a stack's last one arrives by which the stack must have
     gone for that cut to be broken (`_gone_early`): a stack goes as that group lands, which the
@@ -291,13 +310,20 @@ class DeliveryPhase(FollowerBase):
                 round_.standing.setdefault(stack, []).append((t, max(sure)))
                 round_.empty_since.pop(stack, None)
                 round_.gone.pop(stack, None)
-            elif _flanked(judged_at, standing, round_.pitch) and not np.any(
-                np.linalg.norm(tiles - judged_at, axis=1) <= CUT.hides
-            ):
+                round_.gone_at_end.discard(stack)
+            elif not np.any(np.linalg.norm(tiles - judged_at, axis=1) <= CUT.hides):
+                if _flanked(judged_at, standing, round_.pitch):
+                    needed = CUT.empty_frames
+                elif _at_open_end(stack, round_.places, standing, round_.gone, round_.pitch):
+                    needed = CUT.end_frames
+                else:
+                    continue
                 since, frames = round_.empty_since.get(stack, (t, 0))
                 round_.empty_since[stack] = (since, frames + 1)
-                if frames + 1 >= CUT.empty_frames:
-                    round_.gone.setdefault(stack, since)
+                if frames + 1 >= needed and stack not in round_.gone:
+                    round_.gone[stack] = since
+                    if needed == CUT.end_frames:
+                        round_.gone_at_end.add(stack)
 
     def _read_set_up(self) -> None:
         """The cut's set-up as the delivery begins: the stacks pushed towards the players are
@@ -420,7 +446,8 @@ class DeliveryPhase(FollowerBase):
             if gone is None or last < 2 or len(arrivals) < last - 1:
                 continue
             before = arrivals[last - 2]
-            if gone >= before - CUT.gone_before:
+            early = CUT.end_gone_before if stack in round_.gone_at_end else CUT.gone_before
+            if gone >= before - early:
                 continue
             position = (round_.first_seen - 1 + last - 2) % 8 + 1  # type: ignore[operator]
             seen = [c for _, c in round_.standing.get(stack, [])]
@@ -637,7 +664,7 @@ def _lifted_for_another(
         for seen, sure, traced in homes
         if (lines := _on_row(traced, columns, pitch))
     ]
-    if len(sightings) < 2:
+    if len(sightings) < CUT.fits_together:
         return []
 
     def off(lines: list[Line], chosen: Iterable[int]) -> float:
@@ -683,6 +710,28 @@ def _flanked(place: NDArray[np.float64], standing: list[NDArray[np.float64]], pi
     left = [float(p[0]) for p in standing if p[0] < place[0]]
     right = [float(p[0]) for p in standing if p[0] > place[0]]
     return bool(left and right) and min(right) - max(left) <= CUT.flank_gap * pitch
+
+
+def _at_open_end(
+    stack: int,
+    places: list[NDArray[np.float64]],
+    standing: list[NDArray[np.float64]],
+    gone: Mapping[int, float],
+    pitch: float,
+) -> bool:
+    """A place with a stack seen standing close on one side (`CUT.flank_gap`) and nothing
+    standing on the other: the row's end, or only places whose stacks have gone. Stacks dealt
+    one by one from an end (Yat Dong Dong) are never flanked on both sides, so without this a
+    stack gone there is never seen gone (`_gone_early`)."""
+    x = float(places[stack][0])
+    left = [float(p[0]) for p in standing if p[0] < x]
+    right = [float(p[0]) for p in standing if p[0] > x]
+    open_left = not left and all(s in gone for s in range(stack))
+    open_right = not right and all(s in gone for s in range(stack + 1, len(places)))
+    near = CUT.flank_gap * pitch
+    return (open_left and bool(right) and min(right) - x <= near) or (
+        open_right and bool(left) and x - max(left) <= near
+    )
 
 
 def _gone_by(group: int, arrivals: list[float], flying: list[float]) -> float | None:
