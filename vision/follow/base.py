@@ -172,10 +172,10 @@ class Round:
     """Stack -> (time, the detector's confidence) of each frame it was seen standing in."""
     empty_since: dict[int, tuple[float, int]] = field(default_factory=dict)
     """Stack -> when its place was first seen empty since it last stood, and in how many frames."""
-    gone: dict[int, float] = field(default_factory=dict)
-    """Stack -> when it went, once its place has been seen empty in `CUT.empty_frames` frames."""
-    gone_at_end: set[int] = field(default_factory=set)
-    """The stacks of `gone` seen gone at the row's open end (`CUT.end_frames`)."""
+    gone: dict[int, tuple[float, float]] = field(default_factory=dict)
+    """Stack -> when it went, once its place has been seen empty in `CUT.empty_frames` frames
+    (`CUT.end_frames` at the row's open end), and how much sooner than a cut expects that must
+    be to break it (`CUT.gone_before`, `CUT.end_gone_before`)."""
     live: list[int] = field(default_factory=list)
     """The permitted cut views (`Judge.views`) the delivery still fits."""
     reference: int | None = None

@@ -5,7 +5,7 @@ to another once delivered (`CarriedSettings`)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from itertools import takewhile
 from types import MappingProxyType
@@ -310,20 +310,17 @@ class DeliveryPhase(FollowerBase):
                 round_.standing.setdefault(stack, []).append((t, max(sure)))
                 round_.empty_since.pop(stack, None)
                 round_.gone.pop(stack, None)
-                round_.gone_at_end.discard(stack)
             elif not np.any(np.linalg.norm(tiles - judged_at, axis=1) <= CUT.hides):
                 if _flanked(judged_at, standing, round_.pitch):
-                    needed = CUT.empty_frames
+                    needed, early = CUT.empty_frames, CUT.gone_before
                 elif _at_open_end(stack, round_.places, standing, round_.gone, round_.pitch):
-                    needed = CUT.end_frames
+                    needed, early = CUT.end_frames, CUT.end_gone_before
                 else:
                     continue
                 since, frames = round_.empty_since.get(stack, (t, 0))
                 round_.empty_since[stack] = (since, frames + 1)
-                if frames + 1 >= needed and stack not in round_.gone:
-                    round_.gone[stack] = since
-                    if needed == CUT.end_frames:
-                        round_.gone_at_end.add(stack)
+                if frames + 1 >= needed:
+                    round_.gone.setdefault(stack, (since, early))
 
     def _read_set_up(self) -> None:
         """The cut's set-up as the delivery begins: the stacks pushed towards the players are
@@ -442,11 +439,10 @@ class DeliveryPhase(FollowerBase):
         assert round_ is not None
         breaches = []
         for stack, last in cut.last_groups.items():
-            gone = round_.gone.get(stack)
-            if gone is None or last < 2 or len(arrivals) < last - 1:
+            if stack not in round_.gone or last < 2 or len(arrivals) < last - 1:
                 continue
+            gone, early = round_.gone[stack]
             before = arrivals[last - 2]
-            early = CUT.end_gone_before if stack in round_.gone_at_end else CUT.gone_before
             if gone >= before - early:
                 continue
             position = (round_.first_seen - 1 + last - 2) % 8 + 1  # type: ignore[operator]
@@ -716,7 +712,7 @@ def _at_open_end(
     stack: int,
     places: list[NDArray[np.float64]],
     standing: list[NDArray[np.float64]],
-    gone: Mapping[int, float],
+    gone: Collection[int],
     pitch: float,
 ) -> bool:
     """A place with a stack seen standing close on one side (`CUT.flank_gap`) and nothing
