@@ -829,8 +829,12 @@ def _stop_on_non_finite_loss(trainer) -> None:  # type: ignore[no-untyped-def]
     import torch
 
     items = getattr(trainer, "loss_items", None)
-    if items is not None and not bool(torch.isfinite(torch.as_tensor(items)).all()):
-        raise RuntimeError(f"the training loss went {[float(v) for v in items]} in epoch "
+    if items is None:
+        return
+    terms = items.values() if isinstance(items, dict) else [items]  # ultralytics 8.4 names them
+    values = torch.cat([torch.as_tensor(v, dtype=torch.float32).reshape(-1) for v in terms])
+    if not bool(torch.isfinite(values).all()):
+        raise RuntimeError(f"the training loss went {values.tolist()} in epoch "
                            f"{trainer.epoch + 1}: its weights are not kept")  # fmt: skip
 
 
