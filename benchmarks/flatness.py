@@ -29,11 +29,11 @@ def main() -> int:
     )
     parser.add_argument("--model", type=Path, nargs="+", default=[MODELS / "flatness.onnx"])
     args = parser.parse_args()
-    for path in [*args.data, *args.model]:
-        wanted = path / "annotations.jsonl" if path in args.data else path
-        if not wanted.is_file():
-            print(f"error: {path} is not a data set folder or model file", file=sys.stderr)
-            return 2
+    missing = [d for d in args.data if not (d / "annotations.jsonl").is_file()]
+    missing += [m for m in args.model if not m.is_file()]
+    if missing:
+        print(f"error: {missing[0]} is not a data set folder or model file", file=sys.stderr)
+        return 2
     detector = Detector()
     print("| model | data | flat read flat: true boxes / detector's | cocked read cocked: "
           "true boxes / detector's |\n|---|---|---:|---:|")  # fmt: skip
