@@ -105,6 +105,22 @@ def test_flatness_crops_go_to_the_folder_of_how_the_die_lies(
     assert crops == {"flat": 0, "cocked": 0} | {folder: dice * copies}
 
 
+def test_flatness_crops_draw_on_every_data_set_when_the_cap_is_reached(tmp_path: Path) -> None:
+    """Without taking turns, the first data set named fills the cap and a second look given
+    beside it is never trained on."""
+    from vision.synth.dataset import write_dataset
+    from vision.training.train import prepare_flatness
+
+    for name, seed in (("first", 3), ("second", 4)):
+        write_dataset(tmp_path / name, 6, seed, resolution=(1280, 720), close_ups=0.0,
+                      cocked_dice=1.0, progress=False)  # fmt: skip
+    root = prepare_flatness([tmp_path / "first", tmp_path / "second"], tmp_path / "out",
+                            per_class=4)  # fmt: skip
+    crops = [p.name for p in root.glob("train/cocked/*.png")]
+    assert len(crops) == 4
+    assert {name.split("-")[0] for name in crops} == {"first", "second"}
+
+
 SQUARE = np.array([[0, 0], [10, 0], [10, 10], [0, 10]], np.float64)
 
 

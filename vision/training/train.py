@@ -15,6 +15,7 @@ import shutil
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
+from itertools import zip_longest
 from pathlib import Path
 
 import cv2
@@ -526,7 +527,9 @@ def prepare_flatness(datasets: list[Path], out: Path, per_class: int = 4000, see
     """Die crops (boxes moved as the detector's are) in `flat` and `cocked` class folders.
     Cocked dice are rare in ordinary scenes: train on a data set rendered with
     `--cocked-dice 0.5`; each cocked die gives `DIE_COPIES` crops, each flat one a single.
-    Frames with a shaken camera's blur are left out: the follower judges dice lying still."""
+    Frames with a shaken camera's blur are left out: the follower judges dice lying still.
+    The data sets take turns, image by image, so that the cap draws on every look given rather
+    than filling up from the first data set named."""
     root = out / "flatness-data"
     shutil.rmtree(root, ignore_errors=True)
     for split in ("train", "val"):
@@ -534,7 +537,8 @@ def prepare_flatness(datasets: list[Path], out: Path, per_class: int = 4000, see
             (root / split / name).mkdir(parents=True)
     rng = np.random.default_rng(seed)
     counts: Counter[tuple[str, str]] = Counter()
-    entries = [(data, e) for data in datasets for e in _annotations(data)]
+    each = [[(data, e) for e in _annotations(data)] for data in datasets]
+    entries = [pair for turn in zip_longest(*each) for pair in turn if pair is not None]
     for data, entry in tqdm(entries, desc="flatness crops", unit="img"):
         split = entry["split"]
         cap = per_class if split == "train" else per_class // 5
