@@ -16,7 +16,7 @@ from vision.synth.camera import Camera
 from vision.synth.render import Look, Renderer
 from vision.synth.round import Studio, round_camera
 from vision.synth.textures import cloth_image, random_cloth
-from vision.table import CalibrationError, TableConfig, calibrate
+from vision.table import CalibrationError, Locate, TableConfig, calibrate
 
 LAYOUT = TableLayout()
 
@@ -62,6 +62,28 @@ def test_given_points_give_the_homography() -> None:
     config = calibrate(np.zeros_like(image), table_id="t1", rules="nz-1998",
                        points=[tuple(p) for p in points])  # fmt: skip
     assert hand_spot_error(config, camera) < 1.0
+
+
+def test_each_point_lies_in_the_zone_that_holds_it() -> None:
+    """Every zone's centre, its corners pulled a millimetre in, and a zone given in the other
+    winding, all in one call; between zones and off the table, none."""
+    image, camera = frame(2, 0.0)
+    centres = np.asarray(LAYOUT.marker_centres)
+    points = camera.project(np.column_stack([centres, np.zeros(4)]))
+    config = calibrate(np.zeros_like(image), table_id="t1", rules="nz-1998",
+                       points=[tuple(p) for p in points])  # fmt: skip
+    locate = Locate(config)
+    locate.zones["bank"] = locate.zones["bank"][::-1]
+    asked, expected = [], []
+    for name, polygon in locate.zones.items():
+        centre = polygon.mean(axis=0)
+        inward = polygon + (centre - polygon) / np.linalg.norm(centre - polygon, axis=1)[:, None]
+        asked += [centre, *inward]
+        expected += [name] * (1 + len(polygon))
+    asked += [np.array([-12.0, 500.0]), np.array([5000.0, 5000.0])]
+    expected += ["", ""]
+    assert locate.zones_of(np.asarray(asked)) == tuple(expected)
+    assert locate.zone_of(asked[0]) == expected[0]
 
 
 def test_no_markers_is_a_named_error() -> None:

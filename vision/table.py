@@ -262,13 +262,21 @@ class Locate:
         if not len(detections):
             return detections.with_places(np.zeros((0, 2)), ())
         xy = self.table.to_table(detections.corners.mean(axis=1))
-        return detections.with_places(xy, tuple(self.zone_of(p) for p in xy))
+        return detections.with_places(xy, self.zones_of(xy))
+
+    def zones_of(self, points: NDArray[np.float64]) -> tuple[str, ...]:
+        """Each point's zone ("" for none), the first zone in order that holds it: every point
+        against every zone at once, as the follower asks for every frame's detections."""
+        found = np.full(len(points), "", dtype=object)
+        left = np.ones(len(points), dtype=bool)
+        for name, polygon in self.zones.items():
+            inside = left & _inside(polygon, points)
+            found[inside] = name
+            left &= ~inside
+        return tuple(found)
 
     def zone_of(self, point: NDArray[np.float64]) -> str:
-        for name, polygon in self.zones.items():
-            if _inside(polygon, point):
-                return name
-        return ""
+        return self.zones_of(np.asarray(point, np.float64).reshape(1, 2))[0]
 
     def image_box(self, zone: str, margin: float = 60.0) -> tuple[int, int, int, int]:
         """The zone's bounding box in the image (px), grown by `margin` mm: evidence crops."""
@@ -282,8 +290,9 @@ class Locate:
         return int(x1), int(y1), int(x2) + 1, int(y2) + 1
 
 
-def _inside(polygon: NDArray[np.float64], point: NDArray[np.float64]) -> bool:
-    """Inside a convex polygon given in order around (either way)."""
+def _inside(polygon: NDArray[np.float64], points: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Which points (N x 2) lie inside a convex polygon given in order around (either way)."""
     edges = np.roll(polygon, -1, axis=0) - polygon
-    cross = edges[:, 0] * (point[1] - polygon[:, 1]) - edges[:, 1] * (point[0] - polygon[:, 0])
-    return bool(np.all(cross >= 0) or np.all(cross <= 0))
+    offsets = points[:, None, :] - polygon[None, :, :]
+    cross = edges[:, 0] * offsets[..., 1] - edges[:, 1] * offsets[..., 0]
+    return np.all(cross >= 0, axis=1) | np.all(cross <= 0, axis=1)  # type: ignore[no-any-return]
