@@ -306,8 +306,8 @@ def main() -> int:
             original = plant(tree, bug)
             try:
                 run = subprocess.run(
-                    [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-                     *bug.tests],
+                    [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p",
+                     "no:cacheprovider", *bug.tests],
                     cwd=tree, env=env, capture_output=True, text=True, timeout=600, check=False,
                 )  # fmt: skip
             finally:
