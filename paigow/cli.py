@@ -461,6 +461,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from vision.training.train import (
         MINED_ROUNDS,
         prepare_detector,
+        prepare_dice,
         prepare_flatness,
         prepare_reader,
         prepare_refiner,
@@ -481,6 +482,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     if not 0 <= args.rounds <= MINED_ROUNDS:
         raise UsageError(f"--rounds: 0 to {MINED_ROUNDS} (later seeds are held out for "
                          "benchmarks/false_faces.py)")  # fmt: skip
+    real = Path(args.real_dice) if args.real_dice else None
+    if real is not None and not (real / "train").is_dir():
+        raise UsageError(f"--real-dice: no train/ folder in {real} (scripts/fetch_real_dice.py)")
     if importlib.util.find_spec("ultralytics") is None:
         raise UsageError("training needs the [train] extra: see README (torch, then ultralytics)")
     if args.stage in ("detector", "both"):
@@ -506,6 +510,11 @@ def cmd_train(args: argparse.Namespace) -> int:
         onnx = train_reader(crops, out, args.reader_epochs, name="flatness", flips=True,
                             weights=going_on)  # fmt: skip
         print(f"flatness reader: {onnx}")
+    if args.stage == "dice":
+        crops = prepare_dice(datasets, out, real=real)
+        going_on = _going_on(weights, crops / "train", out / "dice-from-onnx.pt")
+        onnx = train_reader(crops, out, args.reader_epochs, name="dice", weights=going_on)
+        print(f"dice reader: {onnx}")
     if args.stage in ("refiner", "refiner-2"):
         stage = 1 if args.stage == "refiner" else 2
         data = prepare_refiner(datasets, out, stage=stage)
@@ -1199,11 +1208,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_argument(
         "--stage",
-        choices=("detector", "reader", "both", "flatness", "refiner", "refiner-2"),
+        choices=("detector", "reader", "both", "flatness", "dice", "refiner", "refiner-2"),
         default="both",
-        help="both: the detector and the reader; flatness: the dice flatness reader; refiner: "
+        help="both: the detector and the reader; flatness: the dice flatness reader; dice: a "
+        "reader of dice alone (with --real-dice, real photographs' dice too); refiner: "
         "the box refiner, on the shipped detector's boxes; refiner-2: its second, closer stage, "
         "on the boxes the shipped refiner gives (--reader-epochs sets a refiner's epochs)",
+    )
+    sub.add_argument(
+        "--real-dice", help="real dice crops (scripts/fetch_real_dice.py's reader/ folder)"
     )
     sub.add_argument("--out", default="runs", help="where training runs go (never committed)")
 

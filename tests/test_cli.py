@@ -96,6 +96,8 @@ def test_check_setting_reports_expected_and_clause() -> None:
         (["train", "--data", str(ROOT / "tests" / "fixtures" / "images"), "--rounds", "101"],
          "--rounds: 0 to 100"),
         (["train", "--data", str(ROOT / "docs")], "not a `paigow synth dataset` folder"),
+        (["train", "--data", str(ROOT / "tests" / "fixtures" / "images"), "--stage", "dice",
+          "--real-dice", str(ROOT / "docs")], "--real-dice: no train/ folder"),
         (["no-such-command"], "no-such-command"),
     ],
 )  # fmt: skip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from pathlib import Path
 
 import cv2
@@ -103,6 +104,37 @@ def test_flatness_crops_go_to_the_folder_of_how_the_die_lies(
     crops = {name: len(list(root.glob(f"*/{name}/*.png"))) for name in ("flat", "cocked")}
     copies = DIE_COPIES if folder == "cocked" else 1
     assert crops == {"flat": 0, "cocked": 0} | {folder: dice * copies}
+
+
+def test_dice_crops_are_every_labelled_die_by_value_with_the_real_photographs(
+    tmp_path: Path,
+) -> None:
+    """Each labelled die, shaken frames too, in its value's folder (two moved copies in
+    training, one in validation), and the real dice beside them up to the cap per value."""
+    from vision.synth.dataset import write_dataset
+    from vision.training.train import DICE_CLASSES, DIE_COPIES, prepare_dice
+
+    data = tmp_path / "data"
+    write_dataset(data, 6, 3, resolution=(1280, 720), close_ups=0.0, progress=False)
+    entries = [json.loads(x) for x in (data / "annotations.jsonl").read_text().splitlines()]
+    want: Counter[tuple[str, str]] = Counter()
+    for entry in entries:
+        for obj in entry["objects"]:
+            if obj["labelled"] and obj["label"] in DICE_CLASSES:
+                copies = DIE_COPIES if entry["split"] == "train" else 1
+                want[entry["split"], obj["label"]] += copies
+    real = tmp_path / "real"
+    for k in range(3):
+        (real / "train" / "die-2").mkdir(parents=True, exist_ok=True)
+        cv2.imwrite(str(real / "train" / "die-2" / f"{k}.png"), np.zeros((8, 8, 3), np.uint8))
+    root = prepare_dice([data], tmp_path / "out", real=real)
+    got: Counter[tuple[str, str]] = Counter()
+    for path in root.glob("*/die-*/*.png"):
+        if not path.name.startswith("real-"):
+            got[path.parent.parent.name, path.parent.name] += 1
+    assert sum(want.values()) > 0 and got == want
+    assert len(list(root.glob("train/die-2/real-*.png"))) == 3
+    assert not list(root.glob("val/*/real-*.png"))
 
 
 def test_flatness_crops_draw_on_every_data_set_when_the_cap_is_reached(tmp_path: Path) -> None:

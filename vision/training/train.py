@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import random
 import shutil
 import warnings
 from collections import Counter
@@ -555,6 +556,47 @@ def prepare_flatness(datasets: list[Path], out: Path, per_class: int = 4000, see
                 crop = f"{data.name}-{Path(entry['image']).stem}_{index}_{copy}.png"
                 cv2.imwrite(str(root / split / name / crop), cut(image, corners, True, LEAN_MARGIN))
                 counts[split, name] += 1
+    return root
+
+
+DICE_CLASSES = tuple(f"die-{value}" for value in range(1, 7))
+DICE_REAL_PER_CLASS = {"train": 1500, "val": 250}
+"""Real die crops per value beside the renders' in a dice reader's folders: about a third of
+its crops, so the photographs' dice (other bodies, pips, cameras) are learnt without crowding
+out the table's."""
+
+
+def prepare_dice(datasets: list[Path], out: Path, real: Path | None = None,
+                 seed: int = 0) -> Path:  # fmt: skip
+    """Crops of every labelled die, in die-1..die-6 folders, for a reader of dice alone: boxes
+    moved as the detector's are (two copies of each training die), shaken frames included (the
+    box reads dice in every frame), and with `real` (`scripts/fetch_real_dice.py`'s crops) up to
+    `DICE_REAL_PER_CLASS` real photographs' dice per value."""
+    root = out / "dice-data"
+    shutil.rmtree(root, ignore_errors=True)
+    for split in ("train", "val"):
+        for name in DICE_CLASSES:
+            (root / split / name).mkdir(parents=True)
+    rng = np.random.default_rng(seed)
+    for data in datasets:
+        for entry in tqdm(_annotations(data), desc=f"dice crops: {data.name}", unit="img"):
+            dice = [o for o in entry["objects"] if o["labelled"] and o["label"] in DICE_CLASSES]
+            if not dice:
+                continue
+            image = cv2.imread(str(data / entry["image"]))
+            split = entry["split"]
+            for index, obj in enumerate(dice):
+                for copy in range(DIE_COPIES if split == "train" else 1):
+                    corners = jitter(np.asarray(obj["corners"], dtype=np.float64), rng, die=True)
+                    crop = f"{data.name}-{Path(entry['image']).stem}_{index}_{copy}.png"
+                    cv2.imwrite(str(root / split / obj["label"] / crop), cut(image, corners, True))
+    if real is not None:
+        draw = random.Random(seed)
+        for split, cap in DICE_REAL_PER_CLASS.items():
+            for name in DICE_CLASSES:
+                files = sorted((real / split / name).glob("*.png"))
+                for path in draw.sample(files, min(cap, len(files))):
+                    shutil.copy2(path, root / split / name / f"real-{path.name}")
     return root
 
 
