@@ -45,8 +45,9 @@ HELD_PER_CLASS = 200
 def crop_accuracy(model: Path, root: Path) -> dict[str, object]:
     """Read every crop under `root` (any depth, class folder = label) with the reader at
     `model`, choosing among die values for die crops and among tile classes for the rest, as
-    `vision.detector.Reader` does (a kind the model has no class for is left out). Right and total by kind (faces, back, dice) and by class,
-    with the commonest misreads."""
+    `vision.detector.Reader` does; a kind the model has no class for is left out (a reader of
+    dice alone). Right and total by kind (faces, back, dice) and by class, with the commonest
+    misreads."""
     session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
     names = names_of(session.get_modelmeta().custom_metadata_map["names"])
     dice = np.array([i for i, n in names.items() if n.startswith("die-")])
