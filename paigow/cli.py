@@ -483,6 +483,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise UsageError(f"--rounds: 0 to {MINED_ROUNDS} (later seeds are held out for "
                          "benchmarks/false_faces.py)")  # fmt: skip
     real = Path(args.real_dice) if args.real_dice else None
+    if real is not None and args.stage != "dice":
+        raise UsageError("--real-dice: only with --stage dice (the reader's stages take them "
+                         "through vision.training.families)")  # fmt: skip
     if real is not None and not (real / "train").is_dir():
         raise UsageError(f"--real-dice: no train/ folder in {real} (scripts/fetch_real_dice.py)")
     if importlib.util.find_spec("ultralytics") is None:
@@ -1216,7 +1219,8 @@ def build_parser() -> argparse.ArgumentParser:
         "on the boxes the shipped refiner gives (--reader-epochs sets a refiner's epochs)",
     )
     sub.add_argument(
-        "--real-dice", help="real dice crops (scripts/fetch_real_dice.py's reader/ folder)"
+        "--real-dice",
+        help="with --stage dice: real dice crops (scripts/fetch_real_dice.py's reader/ folder)",
     )
     sub.add_argument("--out", default="runs", help="where training runs go (never committed)")
 

@@ -98,6 +98,8 @@ def test_check_setting_reports_expected_and_clause() -> None:
         (["train", "--data", str(ROOT / "docs")], "not a `paigow synth dataset` folder"),
         (["train", "--data", str(ROOT / "tests" / "fixtures" / "images"), "--stage", "dice",
           "--real-dice", str(ROOT / "docs")], "--real-dice: no train/ folder"),
+        (["train", "--data", str(ROOT / "tests" / "fixtures" / "images"), "--real-dice",
+          str(ROOT / "docs")], "--real-dice: only with --stage dice"),
         (["no-such-command"], "no-such-command"),
     ],
 )  # fmt: skip
