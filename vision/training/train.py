@@ -159,17 +159,23 @@ BACKS = {"back": 3}
 differ more than their faces do), and a back read as a face is a false exposed-tile alert."""
 
 
+def _class_folders(root: Path, names: tuple[str, ...]) -> Path:
+    """`root` emptied, with a train and a val folder for every class: ultralytics takes its
+    classes from the folders, so each needs one even where no crop falls in it."""
+    shutil.rmtree(root, ignore_errors=True)
+    for split in ("train", "val"):
+        for name in names:
+            (root / split / name).mkdir(parents=True)
+    return root
+
+
 def prepare_reader(datasets: list[Path], out: Path, per_class: int = 1500, seed: int = 0,
                    keep: Callable[[str], bool] | None = None,
                    workers: int = 1) -> Path:  # fmt: skip
     """Crops of every labelled object, in the class folders ultralytics reads, from boxes moved
     as the detector's are, backs capped at `BACKS` times a face's cap. `keep` says which
     appearance families' images are used (leave-one-family-out training and its measurement)."""
-    root = out / "reader-data"
-    shutil.rmtree(root, ignore_errors=True)
-    for split in ("train", "val"):  # every class needs a folder, even if empty
-        for label in CLASSES:
-            (root / split / label).mkdir(parents=True, exist_ok=True)
+    root = _class_folders(out / "reader-data", CLASSES)
     counts: dict[str, Counter[str]] = {"train": Counter(), "val": Counter()}
     jobs = []
     for data in datasets:
@@ -531,11 +537,7 @@ def prepare_flatness(datasets: list[Path], out: Path, per_class: int = 4000, see
     Frames with a shaken camera's blur are left out: the follower judges dice lying still.
     The data sets take turns, image by image, so that the cap draws on every look given rather
     than filling up from the first data set named."""
-    root = out / "flatness-data"
-    shutil.rmtree(root, ignore_errors=True)
-    for split in ("train", "val"):
-        for name in FLATNESS_CLASSES:
-            (root / split / name).mkdir(parents=True)
+    root = _class_folders(out / "flatness-data", FLATNESS_CLASSES)
     rng = np.random.default_rng(seed)
     counts: Counter[tuple[str, str]] = Counter()
     each = [[(data, e) for e in _annotations(data)] for data in datasets]
@@ -559,7 +561,7 @@ def prepare_flatness(datasets: list[Path], out: Path, per_class: int = 4000, see
     return root
 
 
-DICE_CLASSES = tuple(f"die-{value}" for value in range(1, 7))
+DICE_CLASSES = tuple(label for label in CLASSES if label.startswith("die-"))
 DICE_REAL_PER_CLASS = {"train": 1500, "val": 250}
 """Real die crops per value beside the renders' in a dice reader's folders: about a third of
 its crops, so the photographs' dice (other bodies, pips, cameras) are learnt without crowding
@@ -572,11 +574,7 @@ def prepare_dice(datasets: list[Path], out: Path, real: Path | None = None,
     moved as the detector's are (two copies of each training die), shaken frames included (the
     box reads dice in every frame), and with `real` (`scripts/fetch_real_dice.py`'s crops) up to
     `DICE_REAL_PER_CLASS` real photographs' dice per value."""
-    root = out / "dice-data"
-    shutil.rmtree(root, ignore_errors=True)
-    for split in ("train", "val"):
-        for name in DICE_CLASSES:
-            (root / split / name).mkdir(parents=True)
+    root = _class_folders(out / "dice-data", DICE_CLASSES)
     rng = np.random.default_rng(seed)
     for data in datasets:
         for entry in tqdm(_annotations(data), desc=f"dice crops: {data.name}", unit="img"):
