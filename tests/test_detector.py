@@ -151,6 +151,47 @@ def test_the_reader_is_sure_the_stacked_tiles_lie_face_down() -> None:
     assert (read.face_up < 0.1).all()  # measured: 0.004 at most
 
 
+def test_a_die_box_takes_its_value_from_the_reader_of_dice_alone() -> None:
+    """Where `models/dice.onnx` ships, a die's probabilities are that model's over the die's
+    four quarter turns, on the reader's die columns in its order of names; a tile box is still
+    the reader's alone."""
+    import onnxruntime as ort
+
+    from vision.detector import DICE_MODEL, names_of
+
+    image = cv2.imread(str(FRAME))
+    dice = [o for o in TRUTH["objects"] if o["labelled"] and o["label"].startswith("die-")]
+    tile = next(o for o in TRUTH["objects"] if o["labelled"] and o["visible"] >= 0.9
+                and not o["label"].startswith("die-"))  # fmt: skip
+    crops = [cut(image, np.asarray(o["corners"]), True) for o in dice]
+    crops.append(cut(image, np.asarray(tile["corners"]), False))
+    marks = [True] * len(dice) + [False]
+    reader = Reader()
+    probs = reader.look_at(crops, embed=False, dice=marks)[0]
+    session = ort.InferenceSession(str(DICE_MODEL), providers=["CPUExecutionProvider"])
+    names = names_of(session.get_modelmeta().custom_metadata_map["names"])
+    turned = [np.ascontiguousarray(np.rot90(c, k)) for k in range(4) for c in crops[:-1]]
+    blob = cv2.dnn.blobFromImages(turned, 1 / 255, (CROP, CROP), swapRB=True)
+    own = session.run(None, {session.get_inputs()[0].name: blob})[0]
+    own = own.reshape(4, len(dice), -1).mean(0)  # the four quarter turns of each die
+    for row, obj in enumerate(dice):
+        read = {reader.names[k]: float(p) for k, p in enumerate(probs[row]) if p > 0}
+        assert read == pytest.approx({names[k]: float(p) for k, p in enumerate(own[row])})
+        assert max(read, key=read.__getitem__) == obj["label"]
+    alone = Reader(dice=None).look_at(crops, embed=False, dice=marks)[0]
+    assert np.array_equal(probs[-1], alone[-1])  # the tile: the reader's own reading
+    assert not np.allclose(probs[:-1], alone[:-1])
+
+
+def test_a_die_reads_the_same_at_every_quarter_turn() -> None:
+    image = cv2.imread(str(FRAME))
+    die = next(o for o in TRUTH["objects"] if o["labelled"] and o["label"].startswith("die-"))
+    crop = cut(image, np.asarray(die["corners"]), True)
+    turns = [np.ascontiguousarray(np.rot90(crop, k)) for k in range(4)]
+    probs = Reader().look_at(turns, embed=False, dice=[True] * 4)[0]
+    assert np.allclose(probs, probs[0], atol=1e-5)
+
+
 def test_a_die_box_is_read_as_a_die_and_a_tile_box_as_a_face_or_back() -> None:
     image = cv2.imread(str(FRAME))
     die = next(o for o in TRUTH["objects"] if o["labelled"] and o["label"].startswith("die-"))

@@ -219,18 +219,15 @@ def enrol_found(image: NDArray[np.uint8], found: Detections, reader: Reader) -> 
     if not len(found):  # nothing on the table the detector could box
         counted = (f"0 tiles face up, a set has {len(DISPLAY_ORDER)}", "0 dice, a table uses 3")
         return Enrolment((), (), False, counted)
-    crops = [
-        cut(image, c, kind == "die") for c, kind in zip(found.corners, found.labels, strict=True)
-    ]
-    probs = reader.look_at(crops)[0]
+    dice = [kind == "die" for kind in found.labels]
+    crops = [cut(image, c, die) for c, die in zip(found.corners, dice, strict=True)]
+    probs = reader.look_at(crops, dice=dice)[0]
     short = np.linalg.norm(found.corners[:, 1] - found.corners[:, 0], axis=1)
     short = np.minimum(short, np.linalg.norm(found.corners[:, 2] - found.corners[:, 1], axis=1))
     sums = None
     for dx, dy in LOOKS:
         moved = found.corners + (np.array([dx, dy])[None, :] * short[:, None])[:, None, :]
-        shifted = [
-            cut(image, c, kind == "die") for c, kind in zip(moved, found.labels, strict=True)
-        ]
+        shifted = [cut(image, c, die) for c, die in zip(moved, dice, strict=True)]
         upright = reader.look_at(shifted)[1]
         turned = reader.look_at([crop[::-1, ::-1] for crop in shifted])[1]
         if upright is None or turned is None:

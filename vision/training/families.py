@@ -29,9 +29,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 import onnxruntime as ort
+from numpy.typing import NDArray
 
 from vision.crops import CROP
-from vision.detector import MODELS, names_of
+from vision.detector import MODELS, Reader, names_of
 from vision.synth.appearance import FAMILIES
 
 SEED = 31_000
@@ -43,14 +44,26 @@ HELD_PER_CLASS = 200
 """A left-out family's crops measured per class (train and val images alike: none trained)."""
 
 
-def crop_accuracy(model: Path, root: Path) -> dict[str, object]:
+def crop_accuracy(model: Path | Reader, root: Path) -> dict[str, object]:
     """Read every crop under `root` (any depth, class folder = label) with the reader at
-    `model`, choosing among die values for die crops and among tile classes for the rest, as
+    `model` (or as the box reads them: a `Reader`, its dice by the reader of dice alone),
+    choosing among die values for die crops and among tile classes for the rest, as
     `vision.detector.Reader` does; a kind the model has no class for is left out (a reader of
     dice alone). Right and total by kind (faces, back, dice) and by class, with the commonest
     misreads."""
-    session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
-    names = names_of(session.get_modelmeta().custom_metadata_map["names"])
+    if isinstance(model, Reader):
+        names = model.names
+
+        def probabilities(crops: list[NDArray[np.uint8]], dice: list[bool]) -> NDArray:  # type: ignore[type-arg]
+            return model.look_at(crops, embed=False, dice=dice)[0]
+    else:
+        session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+        names = names_of(session.get_modelmeta().custom_metadata_map["names"])
+
+        def probabilities(crops: list[NDArray[np.uint8]], dice: list[bool]) -> NDArray:  # type: ignore[type-arg]
+            blob = cv2.dnn.blobFromImages(crops, 1 / 255, (CROP, CROP), swapRB=True)
+            return session.run(None, {session.get_inputs()[0].name: blob})[0]
+
     dice = np.array([i for i, n in names.items() if n.startswith("die-")])
     tiles = np.array([i for i, n in names.items() if not n.startswith("die-")])
     paths = sorted(p for p in root.rglob("*") if p.suffix in (".png", ".jpg"))
@@ -60,8 +73,7 @@ def crop_accuracy(model: Path, root: Path) -> dict[str, object]:
     for start in range(0, len(paths), 256):
         batch = paths[start : start + 256]
         crops = [cv2.imread(str(p)) for p in batch]
-        blob = cv2.dnn.blobFromImages(crops, 1 / 255, (CROP, CROP), swapRB=True)
-        probs = session.run(None, {session.get_inputs()[0].name: blob})[0]
+        probs = probabilities(crops, [p.parent.name.startswith("die-") for p in batch])
         for path, row in zip(batch, probs, strict=True):
             truth = path.parent.name
             allowed = dice if truth.startswith("die-") else tiles
