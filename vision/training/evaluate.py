@@ -518,19 +518,22 @@ def _beyond_section(families: dict | None, real: dict | None) -> str:  # type: i
     (`vision/synth/appearance.py`), and real photographs of dice."""
     if not families and not real:
         return ""
-    rows = "\n".join(
-        f"| {name} | `{f['test_set']}` | {100 * f['tile_face_accuracy']:.2f}% of {f['tile_faces']} "
-        f"| {100 * f['dice_accuracy']:.2f}% of {f['dice']} | {100 * f['tile_face_found']:.1f}% "
-        f"| {100 * f['dice_found']:.1f}% | {f['face_boxes_on_nothing']} |"
-        for name, f in sorted((families or {}).items())
-    )
-    section = f"""
+    section = """
 ## Beyond the house look
-
+"""
+    if families:
+        rows = "\n".join(
+            f"| {name} | `{f['test_set']}` | {100 * f['tile_face_accuracy']:.2f}% of "
+            f"{f['tile_faces']} | {100 * f['dice_accuracy']:.2f}% of {f['dice']} "
+            f"| {100 * f['tile_face_found']:.1f}% | {100 * f['dice_found']:.1f}% "
+            f"| {f['face_boxes_on_nothing']} |"
+            for name, f in sorted(families.items())
+        )
+        section += f"""
 Each appearance family rendered on its own (1920x1080, full table, seeds never trained on),
 read by the shipped models, whole pipeline as above (found at oriented IoU >= 0.5 and read
 right). Targets: >= 99.5% each, and >= 99% with the family left out of training
-(`docs/detector.md`'s leave-one-family-out table below, reader only).
+(`models/MODEL_CARD.md`'s leave-one-family-out table, reader only).
 
 | family | test set | faces found and read right | dice found and read right | faces found | dice found | face boxes on nothing |
 |---|---|---|---|---|---|---|
@@ -539,7 +542,7 @@ right). Targets: >= 99.5% each, and >= 99% with the family left out of training
     if real:
         section += f"""
 Real dice photographs (`scripts/fetch_real_dice.py`: the test split of N3VERS4YDIE/dice-recognition,
-CC BY 4.0, never trained on), the reader on the labelled boxes: {100 * real["accuracy"]:.1f}% of
+CC BY 4.0, never trained on), read as the box reads them on the labelled boxes: {100 * real["accuracy"]:.1f}% of
 {real["total"]} dice read right (target >= 97%). Commonest misreads: {", ".join(f"`{k}` {v}" for k, v in real["misreads"].items())}.
 """
     return section
