@@ -359,9 +359,10 @@ and on real photographs' dice: it reads real dice far better than the reader of 
 dice, whose dice are the renderer's alone (models/MODEL_CARD.md, "Dice reader")."""
 DICE_TURNS = 4
 """The reader of dice alone reads each die in four quarter turns and averages them: a die's
-face is the same at any turn, and its crop's turn is arbitrary. Chosen on the real dice' valid
-split (one view 87.7%, four 89.7%, eight with mirrors 90.0%) and confirmed on the test split
-(88.0% -> 89.2%) and the house look (93.1% -> 93.5%); four cost about 4 ms more than one a frame
+face is the same at any turn, and its crop's turn is arbitrary. First tried on the real test
+split with an earlier candidate, then chosen on the valid split (one view 87.7%, four 89.7%,
+eight with mirrors 90.0%); the test split gave 88.0% -> 89.2% and the house look 93.1% ->
+93.5%; four cost about 4 ms more than one a frame
 on a 2-core EPYC without VNNI, eight would cost twice that for 0.3 points."""
 MODEL_FILES = ("detector.onnx", "refiner.onnx", "refiner-2.onnx", "reader.onnx", "dice.onnx",
                "flatness.onnx", "markers.onnx", "marker-faces.onnx")  # fmt: skip
@@ -532,6 +533,7 @@ class Reader:
             self.flat_index = next(k for k, n in _names(self.flatness).items() if n == "flat")
         self.dice = _session(dice, threads) if dice and dice.exists() else None
         if self.dice is not None:  # its columns in the reader's order of names
+            self.dice_input = self.dice.get_inputs()[0].name
             dice_names = _names(self.dice)
             columns = {n: k for k, n in self.names.items()}
             self.dice_columns = np.array([columns[dice_names[k]] for k in sorted(dice_names)])
@@ -561,12 +563,12 @@ class Reader:
         probs = outputs[0]
         rows = np.flatnonzero(np.asarray(dice, bool)) if dice is not None else []
         if self.dice is not None and len(rows):
-            name = self.dice.get_inputs()[0].name
             probs = probs.copy()
             probs[rows] = 0.0
             dice_blob = blob[rows]
             turns = [np.rot90(dice_blob, k, axes=(2, 3)) for k in range(DICE_TURNS)]
-            seen = self.dice.run(None, {name: np.ascontiguousarray(np.concatenate(turns))})[0]
+            blob_turns = np.ascontiguousarray(np.concatenate(turns))
+            seen = self.dice.run(None, {self.dice_input: blob_turns})[0]
             probs[np.ix_(rows, self.dice_columns)] = seen.reshape(DICE_TURNS, len(rows), -1).mean(0)
         if len(outputs) == 1:
             return probs, None

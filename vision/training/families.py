@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -100,20 +99,6 @@ def crop_accuracy(model: Path | Reader, root: Path) -> dict[str, object]:
         "by_class": {k: [right[k], total[k]] for k in sorted(total)},
         "misreads": dict(wrong.most_common(8)),
     }
-
-
-def add_real_dice(crops: Path, real: Path, seed: int = 0) -> Counter[str]:
-    """Copy up to REAL_PER_CLASS real die crops per value into the reader's folders."""
-    rng = random.Random(seed)
-    added: Counter[str] = Counter()
-    for split, cap in REAL_PER_CLASS.items():
-        for folder in sorted((real / split).glob("die-*")):
-            files = sorted(folder.iterdir())
-            rng.shuffle(files)
-            for path in files[:cap]:
-                shutil.copy2(path, crops / split / folder.name / f"real-{path.name}")
-                added[split] += 1
-    return added
 
 
 class Budget:
@@ -294,11 +279,11 @@ def _one_at_a_time(budget: Budget, data: Path, crops: Path, out: Path, results: 
 
 
 def reader_data(data: Path, root: Path, keep, real: Path | None, workers: int) -> Path:  # type: ignore[no-untyped-def]
-    from vision.training.train import prepare_reader
+    from vision.training.train import copy_real_dice, prepare_reader
 
     crops = prepare_reader([data], root, keep=keep, workers=workers)
     if real is not None:
-        add_real_dice(crops, real)
+        copy_real_dice(real, crops, REAL_PER_CLASS)
     return crops
 
 

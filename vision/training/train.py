@@ -569,6 +569,23 @@ split's dice; the photographs' dice (other bodies, pips, cameras) are the look i
 and the renders' 19,000 crops still keep the table's own."""
 
 
+def copy_real_dice(real: Path, root: Path, per_class: dict[str, int],
+                   seed: int = 0) -> Counter[str]:  # fmt: skip
+    """Copy up to `per_class[split]` real die crops a value, drawn at random, from `real`
+    (`scripts/fetch_real_dice.py`'s crops: PNG, or JPEG where carried to a GPU machine) into the
+    class folders under `root`, each named `real-...`. Crops copied, by split."""
+    draw = random.Random(seed)
+    added: Counter[str] = Counter()
+    for split, cap in per_class.items():
+        for name in DICE_CLASSES:
+            folder = real / split / name
+            files = sorted(p for p in folder.glob("*") if p.suffix in (".png", ".jpg"))
+            for path in draw.sample(files, min(cap, len(files))):
+                shutil.copy2(path, root / split / name / f"real-{path.name}")
+                added[split] += 1
+    return added
+
+
 def prepare_dice(datasets: list[Path], out: Path, real: Path | None = None,
                  seed: int = 0) -> Path:  # fmt: skip
     """Crops of every labelled die, in die-1..die-6 folders, for a reader of dice alone: boxes
@@ -590,13 +607,7 @@ def prepare_dice(datasets: list[Path], out: Path, real: Path | None = None,
                     crop = f"{data.name}-{Path(entry['image']).stem}_{index}_{copy}.png"
                     cv2.imwrite(str(root / split / obj["label"] / crop), cut(image, corners, True))
     if real is not None:
-        draw = random.Random(seed)
-        for split, cap in DICE_REAL_PER_CLASS.items():
-            for name in DICE_CLASSES:
-                folder = real / split / name  # PNG, or JPEG where carried to a GPU machine
-                files = sorted(p for p in folder.glob("*") if p.suffix in (".png", ".jpg"))
-                for path in draw.sample(files, min(cap, len(files))):
-                    shutil.copy2(path, root / split / name / f"real-{path.name}")
+        copy_real_dice(real, root, DICE_REAL_PER_CLASS, seed)
     return root
 
 
