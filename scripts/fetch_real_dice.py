@@ -9,8 +9,10 @@ ever measured on.
 python3 scripts/fetch_real_dice.py [--source URL_OR_CLONE] [--out datasets/real-dice]
 
 Writes OUT/reader/{train,val,test}/die-N/*.png (the reader's 64 x 64 crops: train boxes moved
-as the detector's are, two copies each; val and test as labelled), OUT/ATTRIBUTION.md and
-OUT/card.json (counts).
+as the detector's are, two copies each; val and test as labelled), OUT/table/{train,val,test}/
+(each photograph shrunk towards the table's scale, with its boxes in photos.jsonl:
+`vision.training.real_dice`), OUT/ATTRIBUTION.md and OUT/card.json (counts). `--table-only`
+rewrites the table-scale photographs alone.
 """
 
 from __future__ import annotations
@@ -50,7 +52,9 @@ def corners_of(line: str, width: int, height: int) -> tuple[int, np.ndarray]:
     return int(cls), np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=np.float64)
 
 
-def convert(dataset: Path, out: Path, seed: int = 0) -> dict[str, Counter[str]]:
+def convert(dataset: Path, out: Path, seed: int = 0,
+            crops: bool = True) -> dict[str, Counter[str]]:  # fmt: skip
+    from vision.training.real_dice import write_photo
     from vision.training.train import jitter
 
     rng = np.random.default_rng(seed)
@@ -63,10 +67,20 @@ def convert(dataset: Path, out: Path, seed: int = 0) -> dict[str, Counter[str]]:
             if image is None:
                 continue
             height, width = image.shape[:2]
-            for index, line in enumerate(label_file.read_text().splitlines()):
-                if not line.strip():
-                    continue
-                cls, corners = corners_of(line, width, height)
+            labelled = [
+                corners_of(line, width, height)
+                for line in label_file.read_text().splitlines()
+                if line.strip()
+            ]
+            if labelled:
+                write_photo(
+                    out / "table" / ours,
+                    label_file.stem[:60],
+                    image,
+                    [(*c[0], *c[2]) for _, c in labelled],
+                    [k + 1 for k, _ in labelled],
+                )
+            for index, (cls, corners) in enumerate(labelled if crops else []):
                 label = f"die-{cls + 1}"
                 folder = out / "reader" / ours / label
                 folder.mkdir(parents=True, exist_ok=True)
@@ -83,6 +97,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", default=SOURCE, help="the repository's URL or a local clone")
     parser.add_argument("--out", default="datasets/real-dice")
+    parser.add_argument("--table-only", action="store_true",
+                        help="rewrite only the table-scale photographs (OUT/table)")  # fmt: skip
     args = parser.parse_args()
     out = Path(args.out)
     with tempfile.TemporaryDirectory() as scratch:
@@ -101,6 +117,11 @@ def main() -> int:
         if not (dataset / "data.yaml").is_file():
             print(f"{args.source} has no datasets/dices/data.yaml", file=sys.stderr)
             return 2
+        shutil.rmtree(out / "table", ignore_errors=True)
+        if args.table_only:
+            convert(dataset, out, crops=False)
+            print(f"{out / 'table'}: the photographs at table scale")
+            return 0
         shutil.rmtree(out / "reader", ignore_errors=True)
         counts = convert(dataset, out)
     (out / "ATTRIBUTION.md").write_text(ATTRIBUTION)

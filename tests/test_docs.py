@@ -43,3 +43,21 @@ def test_the_readme_quotes_no_held_out_figure_of_its_own() -> None:
     readme = (ROOT / "README.md").read_text()
     assert "docs/detector.md" in readme
     assert not re.search(r"mAP50-95\s*[0-9.]+|\b9\d\.\d+%", readme)
+
+
+def test_the_report_shows_real_dice_at_the_tables_scale_where_measured() -> None:
+    metrics = json.loads((ROOT / "models" / "metrics.json").read_text())
+    metrics.pop("real_dice_table", None)
+    assert "at the table's scale" not in report(metrics)
+    metrics["real_dice_table"] = {
+        "dark": {
+            "photos": 300,
+            "dice": 1200,
+            "found": 600,
+            "read_right": 480,
+            "boxes_on_nothing": 7,
+            "found_share": 0.5,
+            "read_right_share": 0.4,
+        },
+    }
+    assert "| dark | 300 | 1200 | 50.0% | 40.0% | 7 |" in report(metrics)

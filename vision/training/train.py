@@ -14,6 +14,7 @@ import os
 import random
 import shutil
 import warnings
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from itertools import zip_longest
@@ -61,16 +62,29 @@ cut from the same half-size frames, with the objects at the size the detector wi
 
 
 def prepare_detector(datasets: list[Path], out: Path, val_images: int = 100,
-                     workers: int = 1) -> Path:  # fmt: skip
-    """Cut each half-size frame into overlapping crops with three-class oriented labels;
-    an object cut by a crop's edge keeps the part inside if at least half of it is in view.
-    Returns the crops' data.yaml."""
+                     workers: int = 1, real_dice: Path | None = None,
+                     classes: tuple[str, ...] = DETECTOR_CLASSES) -> Path:  # fmt: skip
+    """Cut each half-size frame into overlapping crops with oriented labels of `classes` (an
+    object of another class is left unlabelled: background to learn); an object cut by a
+    crop's edge keeps the part inside if at least half of it is in view. With `real_dice` (the
+    table-scale photographs' folder, `vision.training.real_dice`), each frame first gets one
+    real photograph of dice pasted where it covers nothing, its train split's on training
+    frames and its val split's on validation frames. Returns the crops' data.yaml."""
+    from vision.training.real_dice import photos
+
+    if classes != DETECTOR_CLASSES[: len(classes)]:
+        raise ValueError(f"the detector's classes run {DETECTOR_CLASSES}, not {classes}")
     root = fresh_obb_folders(out / "detector-data")
     entries = [(data, e) for data in datasets for e in _annotations(data)]
     dropped = set([i for i, (_, e) in enumerate(entries) if e["split"] == "val"][val_images:])
-    jobs = [(root, data, entry) for i, (data, entry) in enumerate(entries) if i not in dropped]
+    real = {split: photos(real_dice / split) if real_dice else [] for split in ("train", "val")}
+    jobs = []
+    for i, (data, entry) in enumerate(entries):
+        if i not in dropped:
+            pool = real[entry["split"]]
+            jobs.append((root, data, entry, classes, pool[i % len(pool)] if pool else None))
     _each(_detector_crops, jobs, workers, "detector crops")
-    return obb_data_yaml(root, DETECTOR_CLASSES)
+    return obb_data_yaml(root, classes)
 
 
 def fresh_obb_folders(root: Path) -> Path:
@@ -103,15 +117,26 @@ def _each(work, jobs: list, workers: int, what: str) -> list:  # type: ignore[no
                          unit="img"))  # fmt: skip
 
 
-def _detector_crops(job: tuple[Path, Path, dict]) -> None:  # type: ignore[type-arg]
-    root, data, entry = job
+def _detector_crops(job: tuple) -> None:  # type: ignore[type-arg]
+    from vision.training.real_dice import TRAINING_SHRINK, free_place, paste, scaled_size
+
+    root, data, entry, classes, photo = job
     split = entry["split"]
     image = cv2.imread(str(data / entry["image"]))
     small = cv2.resize(image, None, fx=DETECTOR_SCALE, fy=DETECTOR_SCALE,
                        interpolation=cv2.INTER_AREA)  # fmt: skip
     objects = [(detector_class(o["label"]), np.asarray(o["corners"]) * DETECTOR_SCALE)
                for o in entry["objects"] if o["labelled"]]  # fmt: skip
+    objects = [(k, c) for k, c in objects if k < len(classes)]
     stem = f"{data.name}-{Path(entry['image']).stem}"
+    if photo is not None:  # seeded by the frame, so a data set is cut the same every time
+        rng = np.random.default_rng(zlib.crc32(stem.encode()))
+        scale = DETECTOR_SCALE * rng.uniform(*TRAINING_SHRINK)
+        everything = [np.asarray(o["corners"]) * DETECTOR_SCALE for o in entry["objects"]]
+        size = (small.shape[1], small.shape[0])
+        at = free_place(scaled_size(photo, scale), size, everything, rng)
+        if at is not None:
+            objects += [(DETECTOR_CLASSES.index("die"), c) for c in paste(small, photo, scale, at)]
     for x, y in _crop_origins(small.shape[1], small.shape[0]):
         crop = small[y : y + DETECTOR_CROP, x : x + DETECTOR_CROP]
         lines = [f"{cls} " + " ".join(f"{v:.6f}" for v in box.ravel())
@@ -673,9 +698,10 @@ def export_onnx(weights: Path, imgsz: int | list[int]) -> Path:
     return Path(exported)
 
 
-def checkpoint_from_onnx(model: Path, images: list[Path], out: Path) -> Path:
+def checkpoint_from_onnx(model: Path, images: list[Path], out: Path, grow: bool = True) -> Path:
     """A trainable checkpoint rebuilt from an exported (and maybe 8-bit) detector or reader, so a
-    CPU session can go on training a shipped model when its run folder is gone.
+    CPU session can go on training a shipped model when its run folder is gone. A detector with
+    fewer classes than `DETECTOR_CLASSES` is grown to all of them unless `grow` is off.
 
     The export folds each batch norm into its convolution; unfolding, each norm gets the mean and
     spread of its convolution's output over `images` (training crops), and a scale and shift that
@@ -746,7 +772,7 @@ def checkpoint_from_onnx(model: Path, images: list[Path], out: Path) -> Path:
             module.bn.bias.copy_(mean + bias)
         for key, value in weights.items():  # the head's last layers and the DFL carry no norm
             tensors[key].copy_(torch.from_numpy(value))
-    if task == "obb" and len(names) < len(DETECTOR_CLASSES):
+    if grow and task == "obb" and len(names) < len(DETECTOR_CLASSES):
         trainable, names = _grown(trainable, names, yaml), list(DETECTOR_CLASSES)
     trainable.names = dict(enumerate(names))
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -780,10 +806,10 @@ def _grown(model, names: list[str], yaml: str):  # type: ignore[no-untyped-def]
     return grown
 
 
-def checkpoint_from_shipped(model: Path, shown: Path, out: Path) -> Path:
+def checkpoint_from_shipped(model: Path, shown: Path, out: Path, grow: bool = True) -> Path:
     """`checkpoint_from_onnx` with its norms measured on 256 of the images under `shown`."""
     images = sorted(p for p in shown.rglob("*") if p.suffix in (".jpg", ".png"))
-    return checkpoint_from_onnx(model, images[:: max(1, len(images) // 256)], out)
+    return checkpoint_from_onnx(model, images[:: max(1, len(images) // 256)], out, grow)
 
 
 def _onnx_weights(graph) -> dict[str, NDArray[np.float32]]:  # type: ignore[no-untyped-def]
@@ -815,22 +841,38 @@ def _onnx_weights(graph) -> dict[str, NDArray[np.float32]]:  # type: ignore[no-u
     return weights
 
 
+GOING_ON_RATE = 0.00005
+"""The detector's rate going on from a checkpoint in a short CPU run: a fresh optimiser at the
+default rate and mosaics undid more than an epoch gained, and so did the batch norms' statistics
+drifting to those of 16-crop batches (validation mAP50-95 0.710 -> 0.694 in 170 steps, 0.707
+with them held): so it goes on at a low rate, on whole crops, with each norm's statistics held
+as they were."""
+NEW_LOOKS_RATE = 0.0003
+"""The detector's rate going on for thousands of steps towards looks it has never seen (a GPU
+run: the appearance families, real dice): at `GOING_ON_RATE` 1.3 epochs on the CPU found 29% of
+the ivory family's tiles (`models/MODEL_CARD.md`), and ultralytics' own rate for a fresh start
+is 0.0014; a fifth of it, warmed up over the first epoch and falling to a tenth. A third of it
+found fewer dice on every set in 5 epochs on an H200 (`models/MODEL_CARD.md`);
+`vision.training.families --detectors` trains at it and at three times it."""
+HELD_NORMS_BELOW = 64
+"""Batches smaller than this hold the norms' statistics (their own are too noisy); larger ones,
+a GPU's, let the statistics move to the new looks' cloths and light."""
+
+
 def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
                    batch: int = 16, weights: Path | None = None, device: str = "cpu",
-                   workers: int = 2) -> Path:  # fmt: skip
-    """From scratch, or on from an earlier run's checkpoint (CPU runs are short and resumed).
-
-    Going on from a checkpoint, a fresh optimiser at the default rate and mosaics undid more than
-    an epoch gained (session 6), and so did the batch norms' statistics drifting to those of
-    16-crop batches (validation mAP50-95 0.710 -> 0.694 in 170 steps, 0.707 with them held): so
-    it goes on at a low rate, on whole crops, with each norm's statistics held as they were."""
+                   workers: int = 2, rate: float = GOING_ON_RATE) -> Path:  # fmt: skip
+    """From scratch, or on from an earlier run's checkpoint at `rate` (`GOING_ON_RATE` for
+    short CPU runs, `NEW_LOOKS_RATE` for a GPU's)."""
     yolo = _yolo()(str(weights) if weights else "yolo11n-obb.yaml")
     _floor_probiou()
     out = out.resolve()  # ultralytics puts a relative project under its own runs folder
-    going_on = {"optimizer": "AdamW", "lr0": 0.00005, "lrf": 0.2, "warmup_epochs": 0.0,
-                "mosaic": 0.0, "close_mosaic": 0}  # fmt: skip
+    slow = rate <= GOING_ON_RATE
+    going_on = {"optimizer": "AdamW", "lr0": rate, "lrf": 0.2 if slow else 0.1,
+                "warmup_epochs": 0.0 if slow else 1.0, "warmup_bias_lr": 0.0, "mosaic": 0.0,
+                "close_mosaic": 0}  # fmt: skip
     fresh = {"mosaic": 1.0, "close_mosaic": 2, "warmup_epochs": 3.0}
-    if weights:
+    if weights and batch < HELD_NORMS_BELOW:
         yolo.add_callback("on_train_batch_start", _hold_norm_statistics)
     yolo.add_callback("on_train_batch_end", _stop_on_non_finite_loss)
     yolo.train(data=str(data_yaml), epochs=epochs, imgsz=DETECTOR_CROP, batch=batch,

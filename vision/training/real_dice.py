@@ -1,0 +1,292 @@
+"""Real dice photographs at the table's scale: pasted onto a rendered table, the train split's
+teach the detector real dice, and the test split's measure whether it finds them.
+
+The photographs (`scripts/fetch_real_dice.py`, N3VERS4YDIE/dice-recognition, CC BY 4.0) are
+640 x 640 with one axis-aligned box per die; a die fills 20-270 px of them, where a die on the
+table fills 11-17 px of a 1080p frame. Each is stored shrunk (`shrink`) with its boxes and its
+background's brightness (`photos.jsonl`), small enough to travel to a GPU machine.
+
+`python3 -m vision.training.real_dice --photos datasets/real-dice/table/test --frames
+datasets/test1080` measures the shipped detector and reader on the test split's photographs
+pasted onto held-out frames.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+STORED_BOX_PX = 20.0
+"""A photograph's median die box, in px, as stored: a little larger than the table's
+(`TABLE_BOX_PX`), so training can shrink it at random; never enlarged (that would blur it)."""
+TABLE_BOX_PX = 16.0
+"""A die's axis-aligned box at the table's scale in a 1080p frame: the held-out renders' dice
+have a 13.4-px median side (`datasets/test1080`, 11-16.5 px from the 5th to the 95th
+percentile), and a die turned at random fills an upright box about 1.2 times its side."""
+TRAINING_SHRINK = (0.6, 1.0)
+"""What training shrinks a stored photograph by: boxes of 12-20 px at full resolution, dice of
+about 10-17 px, the renders' range and a little below."""
+DARK_BACKGROUND = 128
+"""A photograph is of a die on dark surroundings when its median grey outside the dice is
+darker than middle grey: the photographs fall into trays of wood (about 60-140) and white
+sheets (about 160-200)."""
+PASTE_TRIES = 40
+"""Random places tried for a photograph before giving up on a frame: one that covers no object
+of the scene (a covered object would keep a label for something no longer shown)."""
+FOUND_MARGIN = 0.2
+"""A die is found when a detected die's centre lies in its box grown by this share of its side:
+the labels are upright boxes and the detector's are turned, so overlap would punish a right box
+on a turned die."""
+
+
+@dataclass(frozen=True)
+class Photo:
+    """One stored photograph: its file, its dice as upright boxes (x0, y0, x1, y1) with their
+    values, and its median grey outside them."""
+
+    path: Path
+    boxes: tuple[tuple[float, float, float, float], ...]
+    values: tuple[int, ...]
+    background: float
+
+    @property
+    def dark(self) -> bool:
+        return self.background < DARK_BACKGROUND
+
+    def box_side(self) -> float:
+        return float(np.median([max(x1 - x0, y1 - y0) for x0, y0, x1, y1 in self.boxes]))
+
+
+def shrink(
+    image: NDArray[np.uint8],
+    boxes: list[tuple[float, float, float, float]],
+    side: float = STORED_BOX_PX,
+) -> tuple[NDArray[np.uint8], list[tuple[float, ...]]]:
+    """The photograph and its boxes scaled so its median die box is `side` px (never up)."""
+    median = float(np.median([max(x1 - x0, y1 - y0) for x0, y0, x1, y1 in boxes]))
+    scale = min(side / median, 1.0)
+    small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    return small, [tuple(v * scale for v in box) for box in boxes]
+
+
+def background(image: NDArray[np.uint8], boxes: list[tuple[float, float, float, float]]) -> float:
+    """The photograph's median grey outside its dice."""
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    outside = np.ones(grey.shape, bool)
+    for x0, y0, x1, y1 in boxes:
+        outside[max(int(y0), 0) : int(np.ceil(y1)), max(int(x0), 0) : int(np.ceil(x1))] = False
+    return float(np.median(grey[outside])) if outside.any() else float(np.median(grey))
+
+
+def write_photo(
+    folder: Path,
+    name: str,
+    image: NDArray[np.uint8],
+    boxes: list[tuple[float, float, float, float]],
+    values: list[int],
+) -> None:
+    """Store one photograph shrunk, and its record in `folder/photos.jsonl`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    small, scaled = shrink(image, boxes)
+    cv2.imwrite(str(folder / f"{name}.jpg"), small, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    record = {"photo": f"{name}.jpg", "boxes": [[round(v, 2) for v in b] for b in scaled],
+              "values": values, "background": round(background(image, boxes), 1)}  # fmt: skip
+    with (folder / "photos.jsonl").open("a") as out:
+        out.write(json.dumps(record) + "\n")
+
+
+def photos(folder: Path) -> list[Photo]:
+    """The stored photographs of one split, in file order."""
+    records = (json.loads(x) for x in (folder / "photos.jsonl").read_text().splitlines())
+    return [Photo(folder / r["photo"], tuple(tuple(b) for b in r["boxes"]), tuple(r["values"]),
+                  r["background"]) for r in records]  # fmt: skip
+
+
+def free_place(size: tuple[int, int], frame: tuple[int, int],
+               objects: list[NDArray[np.float64]], rng: np.random.Generator,
+               ) -> tuple[int, int] | None:  # fmt: skip
+    """A top-left corner where a `size` (w, h) patch fits in the frame (w, h) over none of the
+    objects' corners' bounding boxes, or None."""
+    w, h = size
+    if w >= frame[0] or h >= frame[1]:
+        return None
+    spans = [(c[:, 0].min(), c[:, 1].min(), c[:, 0].max(), c[:, 1].max()) for c in objects]
+    for _ in range(PASTE_TRIES):
+        x, y = int(rng.integers(0, frame[0] - w)), int(rng.integers(0, frame[1] - h))
+        if all(x1 < x or x0 > x + w or y1 < y or y0 > y + h for x0, y0, x1, y1 in spans):
+            return x, y
+    return None
+
+
+def paste(frame: NDArray[np.uint8], photo: Photo, scale: float, at: tuple[int, int],
+          ) -> list[NDArray[np.float64]]:  # fmt: skip
+    """Paste the photograph, scaled, with its top-left corner `at`; its dice's corners there."""
+    image = cv2.imread(str(photo.path))
+    small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    x, y = at
+    frame[y : y + small.shape[0], x : x + small.shape[1]] = small
+    return [np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]) * scale + [x, y]
+            for x0, y0, x1, y1 in photo.boxes]  # fmt: skip
+
+
+def scaled_size(photo: Photo, scale: float) -> tuple[int, int]:
+    h, w = cv2.imread(str(photo.path)).shape[:2]
+    return round(w * scale), round(h * scale)
+
+
+def found_at_table_scale(detector, reader, photo_folder: Path, frames: Path, dark: bool = True,
+                         limit: int | None = None, seed: int = 0) -> dict[str, float]:  # type: ignore[no-untyped-def]  # fmt: skip
+    """Each photograph of `photo_folder` (the dark or the light ones) shrunk to the table's
+    scale and pasted onto a held-out frame (in turn) where it covers nothing; the frame then
+    goes through the detector and reader as the box runs them. Counts the photographs' dice
+    found (a die box centred on the die, `FOUND_MARGIN`), found and read right, and die boxes
+    in the photograph on no die."""
+    rng = np.random.default_rng(seed)
+    entries = [json.loads(x) for x in (frames / "annotations.jsonl").read_text().splitlines()]
+    chosen = [p for p in photos(photo_folder) if p.dark == dark][:limit]
+    counts = {"photos": 0, "dice": 0, "found": 0, "read_right": 0, "boxes_on_nothing": 0}
+    for index, photo in enumerate(chosen):
+        entry = entries[index % len(entries)]
+        frame = cv2.imread(str(frames / entry["image"]))
+        scale = TABLE_BOX_PX / photo.box_side()
+        size = scaled_size(photo, scale)
+        objects = [np.asarray(o["corners"]) for o in entry["objects"]]
+        at = free_place(size, (frame.shape[1], frame.shape[0]), objects, rng)
+        if at is None:
+            continue
+        boxes = paste(frame, photo, scale, at)
+        seen = reader.read(frame, detector.detect(frame))
+        dice = [i for i, label in enumerate(seen.labels) if label.startswith("die-")]
+        centres = seen.corners[dice].mean(1) if dice else np.zeros((0, 2))
+        used: set[int] = set()
+        for box, value in zip(boxes, photo.values, strict=True):
+            grow = FOUND_MARGIN * (box[2] - box[0])
+            inside = [k for k, (cx, cy) in enumerate(centres) if k not in used
+                      and box[0, 0] - grow[0] <= cx <= box[2, 0] + grow[0]
+                      and box[0, 1] - grow[1] <= cy <= box[2, 1] + grow[1]]  # fmt: skip
+            counts["dice"] += 1
+            if inside:
+                centre = (box[0] + box[2]) / 2
+                k = min(inside, key=lambda k: float(np.hypot(*(centres[k] - centre))))
+                used.add(k)
+                counts["found"] += 1
+                counts["read_right"] += int(seen.labels[dice[k]] == f"die-{value}")
+        x, y = at
+        within = [(x <= cx <= x + size[0] and y <= cy <= y + size[1]) for cx, cy in centres]
+        counts["boxes_on_nothing"] += sum(bool(w) for k, w in enumerate(within) if k not in used)
+        counts["photos"] += 1
+    total = max(counts["dice"], 1)
+    return {**counts, "found_share": counts["found"] / total,
+            "read_right_share": counts["read_right"] / total}  # fmt: skip
+
+
+def picture(detector, reader, photo_folder: Path, frames: Path, out: Path,
+            count: int = 10) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
+    """Every few dark photographs of `photo_folder` as `found_at_table_scale` pastes them, each
+    cut out of its frame and enlarged four times: the labels green, the die boxes red."""
+    rng = np.random.default_rng(0)
+    entries = [json.loads(x) for x in (frames / "annotations.jsonl").read_text().splitlines()]
+    chosen = [p for p in photos(photo_folder) if p.dark][: count * 6 : 6]
+    views = []
+    for index, photo in enumerate(chosen):
+        entry = entries[index % len(entries)]
+        frame = cv2.imread(str(frames / entry["image"]))
+        scale = TABLE_BOX_PX / photo.box_side()
+        size = scaled_size(photo, scale)
+        objects = [np.asarray(o["corners"]) for o in entry["objects"]]
+        at = free_place(size, (frame.shape[1], frame.shape[0]), objects, rng)
+        if at is None:
+            continue
+        boxes = paste(frame, photo, scale, at)
+        seen = reader.read(frame, detector.detect(frame))
+        left, top = max(at[0] - 20, 0), max(at[1] - 20, 0)
+        view = frame[top : at[1] + size[1] + 20, left : at[0] + size[0] + 20]
+        view = cv2.resize(view, None, fx=4, fy=4, interpolation=cv2.INTER_NEAREST)
+        dice = [
+            c
+            for c, label in zip(seen.corners, seen.labels, strict=True)
+            if label.startswith("die-")
+        ]
+        for corners, colour, width in [(b, (0, 255, 0), 1) for b in boxes] + [
+            (c, (0, 0, 255), 2) for c in dice
+        ]:
+            points = ((corners - [left, top]) * 4).astype(np.int32)
+            cv2.polylines(view, [points], True, colour, width)
+        views.append(cv2.resize(view, (240, 240)))
+    views += [np.zeros((240, 240, 3), np.uint8)] * (-len(views) % 5)
+    rows = [np.hstack(views[k : k + 5]) for k in range(0, len(views), 5)]
+    cv2.imwrite(str(out), np.vstack(rows), [cv2.IMWRITE_JPEG_QUALITY, 85])
+
+
+CARRIED_LIGHT_EVERY, CARRIED_VAL = 12, 200
+"""What travels to a GPU machine (the working tree and everything carried fit in 64 MiB): every
+dark training photograph (8 MiB), every 12th light one (their dice are small in the photograph,
+so they stay large once shrunk) and 200 of the val split to validate on."""
+
+
+def carry(table: Path, out: Path) -> dict[str, int]:
+    """Copy the photographs a GPU run takes (`CARRIED_LIGHT_EVERY`, `CARRIED_VAL`) to `out`."""
+    import shutil
+
+    counts = {}
+    for split in ("train", "val"):
+        chosen = photos(table / split)
+        light = [p for p in chosen if not p.dark][::CARRIED_LIGHT_EVERY]
+        kept = [p for p in chosen if p.dark] + light if split == "train" else chosen[::7]
+        kept = kept[:CARRIED_VAL] if split == "val" else kept
+        folder = out / split
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        names = {p.path.name for p in kept}
+        with (folder / "photos.jsonl").open("w") as listed:
+            for line in (table / split / "photos.jsonl").read_text().splitlines():
+                if json.loads(line)["photo"] in names:
+                    listed.write(line + "\n")
+        for photo in kept:
+            shutil.copy2(photo.path, folder / photo.path.name)
+        counts[split] = len(kept)
+    return counts
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--carry", type=Path, metavar="TABLE",
+                        help="copy TABLE's photographs for a GPU run to --out instead")  # fmt: skip
+    parser.add_argument("--out", type=Path, default=Path(".carry/real-table"))
+    parser.add_argument(
+        "--photos", type=Path, help="a split of stored photographs (datasets/real-dice/table/test)"
+    )
+    parser.add_argument("--frames", type=Path, help="a held-out data set")
+    parser.add_argument("--light", action="store_true", help="the light photographs instead")
+    parser.add_argument("--limit", type=int, help="at most this many photographs")
+    parser.add_argument("--picture", type=Path, help="also draw ten dark ones found to this JPEG")
+    args = parser.parse_args()
+    if args.carry:
+        print(json.dumps(carry(args.carry, args.out)))
+        return 0
+    if args.photos is None or args.frames is None:
+        parser.error("--photos and --frames are needed to measure")
+    for need in (args.photos / "photos.jsonl", args.frames / "annotations.jsonl"):
+        if not need.is_file():
+            print(f"no {need}: fetch the photographs (scripts/fetch_real_dice.py) or render "
+                  "the frames (paigow synth dataset)", file=sys.stderr)  # fmt: skip
+            return 2
+    from vision.detector import Detector, Reader
+
+    measured = found_at_table_scale(Detector(), Reader(), args.photos, args.frames,
+                                    dark=not args.light, limit=args.limit)  # fmt: skip
+    print(json.dumps(measured, indent=2))
+    if args.picture:
+        picture(Detector(), Reader(), args.photos, args.frames, args.picture)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
