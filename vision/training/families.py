@@ -248,19 +248,19 @@ DETECTOR_LOOKS = ("house", "house", *FAMILIES)
 """The looks a detectors-only run renders, in turn: the house look twice (its held-out set is
 the product's own target, and the runs on a sixth of house frames lost its dice:
 `models/MODEL_CARD.md`) and each family once."""
-DETECTOR_RATE_SHARES = (1.0, 3.0)
-"""The detectors trained side by side, by their rate as a share of `train.NEW_LOOKS_RATE`: the
-rate going on towards new looks is the least known choice of the run, so it trains two and the
-held-out sets here choose. The H200 run trained 1 and 1/3: the lower rate found fewer dice on
-every set (house, each family, real dice; `models/MODEL_CARD.md`), so the next brackets it
-from above."""
+DETECTOR_RATE_SHARES = (1.0,)
+"""The detectors trained side by side, by their rate as a share of `train.NEW_LOOKS_RATE`.
+The H200 run trained 1 and 1/3, each at 67 s an epoch sharing the GPU and the loaders: the lower
+rate found fewer dice on every set (house, each family, real dice; `models/MODEL_CARD.md`), and
+the higher one was still rising after 5 epochs. So the next run trains that one alone, about
+twice as many epochs in the same minutes."""
 DETECTOR_BATCH = 128
 
 
 def detectors(out: Path, results: Path, seconds: float, images: int, real_table: Path | None,
               device: str) -> int:  # fmt: skip
     """Render `DETECTOR_LOOKS`, cut the detector's crops (with real photographs of dice pasted in
-    where `real_table` names them) and train one detector per `DETECTOR_RATE_SHARES` side by
+    where `real_table` names them) and train one detector per `DETECTOR_RATE_SHARES`, side by
     side on the GPU, each going on from the shipped one with its three classes (the markers
     have a model of their own), each exported to `results/detector-RATE.onnx` (float)."""
     from vision.detector import DETECTOR_CLASSES
@@ -498,7 +498,7 @@ def main() -> int:
     parser.add_argument("--full-reader", help=argparse.SUPPRESS)
     parser.add_argument("--dice-reader", help=argparse.SUPPRESS)
     parser.add_argument("--detectors", action="store_true",
-                        help="the detectors alone, at two rates side by side (a GPU)")  # fmt: skip
+                        help="the detector alone (a GPU; DETECTOR_RATE_SHARES)")  # fmt: skip
     parser.add_argument("--real-dice-table", help="table-scale photographs of dice for the "
                         "detectors (vision.training.real_dice), with train/ and val/")  # fmt: skip
     parser.add_argument("--train-detector", help=argparse.SUPPRESS)
