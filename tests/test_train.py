@@ -406,6 +406,26 @@ def test_the_rotated_box_loss_keeps_a_finite_gradient_and_ultralytics_overlap(
         assert float(overlap.detach()) == pytest.approx(float(upstream), abs=1e-6)
 
 
+def test_the_floored_loss_takes_the_floor_ultralytics_8_4_passes() -> None:
+    """ultralytics 8.4's rotated-box loss calls `probiou(..., floor=...)`: the floored one takes
+    it, and adds it to each box's variance as 8.4's own does (8.3 passes none)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("ultralytics")
+    import inspect
+
+    from ultralytics.utils.metrics import probiou
+
+    from vision.training.train import _floored_probiou
+
+    box, true = torch.tensor([[5.0, 5.0, 0.4, 0.4, 0.0]]), torch.tensor([[5.2, 5.1, 0.4, 0.4, 0.5]])
+    plain = float(_floored_probiou(box, true, floor=0.0))
+    assert plain == pytest.approx(float(probiou(box, true)), abs=1e-6)
+    if "floor" in inspect.signature(probiou).parameters:
+        widened = float(_floored_probiou(box, true, floor=0.05))
+        assert widened == pytest.approx(float(probiou(box, true, floor=0.05)), abs=1e-6)
+        assert widened != pytest.approx(plain, abs=1e-4)
+
+
 def test_round_crops_are_mined_from_the_rounds_asked_for_judged_by_the_reader_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

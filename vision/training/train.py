@@ -893,17 +893,21 @@ Floored, each root has a finite slope; a real box's determinant (a 3-px die's, i
 8-px grid cells, about 1e-4) is far above it, so its loss is unchanged. ultralytics' own eps."""
 
 
-def _floored_probiou(obb1, obb2, CIoU: bool = False, eps: float = PROBIOU_FLOOR):  # type: ignore[no-untyped-def]  # noqa: N803
+def _floored_probiou(obb1, obb2, CIoU: bool = False, eps: float = PROBIOU_FLOOR,  # type: ignore[no-untyped-def]  # noqa: N803
+                     floor: float = 0.0):  # fmt: skip
     """ultralytics' `probiou` (Bhattacharyya distance of two boxes' Gaussians, arXiv
-    2106.06072) with each determinant floored at `PROBIOU_FLOOR` before its square root."""
+    2106.06072) with each determinant floored at `PROBIOU_FLOOR` before its square root.
+    `floor`, which ultralytics 8.4's loss passes (a variance added to every box), is passed on
+    where given; 8.3's covariance takes none."""
     from ultralytics.utils.metrics import _get_covariance_matrix
 
     if CIoU:
         raise ValueError("the rotated-box loss asks no CIoU of probiou")
     x1, y1 = obb1[..., :2].split(1, dim=-1)
     x2, y2 = obb2[..., :2].split(1, dim=-1)
-    a1, b1, c1 = _get_covariance_matrix(obb1)
-    a2, b2, c2 = _get_covariance_matrix(obb2)
+    widened = (floor,) if floor else ()
+    a1, b1, c1 = _get_covariance_matrix(obb1, *widened)
+    a2, b2, c2 = _get_covariance_matrix(obb2, *widened)
     joint = (a1 + a2) * (b1 + b2) - (c1 + c2).pow(2)
     t1 = ((a1 + a2) * (y1 - y2).pow(2) + (b1 + b2) * (x1 - x2).pow(2)) / (joint + eps) * 0.25
     t2 = ((c1 + c2) * (x2 - x1) * (y1 - y2)) / (joint + eps) * 0.5
