@@ -55,7 +55,7 @@ def test_the_report_shows_real_dice_at_the_tables_scale_where_measured() -> None
             "dice": 1200,
             "found": 600,
             "read_right": 480,
-            "boxes_on_nothing": 7,
+            "other_boxes": 7,
             "found_share": 0.5,
             "read_right_share": 0.4,
         },

@@ -198,7 +198,7 @@ class ReadAsFound:
 
 
 @pytest.mark.parametrize(
-    ("shift", "found", "read_right", "on_nothing"),
+    ("shift", "found", "read_right", "other_boxes"),
     [
         (0.0, 2, 1, 0),  # both found where they are, one read right (die-2)
         (TABLE_BOX_PX * 0.6, 2, 1, 0),  # a centre off by 60% of the box: within the margin
@@ -207,7 +207,7 @@ class ReadAsFound:
     ],
 )
 def test_dice_are_found_where_a_die_box_is_centred_on_them(
-    tmp_path: Path, shift: float | None, found: int, read_right: int, on_nothing: int
+    tmp_path: Path, shift: float | None, found: int, read_right: int, other_boxes: int
 ) -> None:
     folder = tmp_path / "photos"
     image, boxes = photograph(60, [(100, 100, 200), (400, 300, 200)])
@@ -219,7 +219,7 @@ def test_dice_are_found_where_a_die_box_is_centred_on_them(
     measured = found_at_table_scale(DiceAt(shift), ReadAsFound(), folder, frames)
     assert (measured["photos"], measured["dice"]) == (1, 2)
     assert (measured["found"], measured["read_right"]) == (found, read_right)
-    assert measured["boxes_on_nothing"] == on_nothing
+    assert measured["other_boxes"] == other_boxes
     assert json.loads(json.dumps(measured)) == measured  # kept in models/metrics.json
 
 

@@ -549,7 +549,7 @@ CC BY 4.0, never trained on), read as the box reads them on the labelled boxes: 
     if table:
         rows = "\n".join(
             f"| {name} | {t['photos']} | {t['dice']} | {100 * t['found_share']:.1f}% "
-            f"| {100 * t['read_right_share']:.1f}% | {t['boxes_on_nothing']} |"
+            f"| {100 * t['read_right_share']:.1f}% | {t['other_boxes']} |"
             for name, t in table.items()
         )
         section += f"""

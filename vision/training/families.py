@@ -255,6 +255,8 @@ rate found fewer dice on every set (house, each family, real dice; `models/MODEL
 the higher one was still rising after 5 epochs. So the next run trains that one alone, about
 twice as many epochs in the same minutes."""
 DETECTOR_BATCH = 128
+"""Crops a step on the GPU: what the earlier GPU runs trained at, and enough for the norms'
+statistics to move with the new looks (`train.HELD_NORMS_BELOW`)."""
 
 
 def detectors(out: Path, results: Path, seconds: float, images: int, real_table: Path | None,
@@ -285,30 +287,12 @@ def detectors(out: Path, results: Path, seconds: float, images: int, real_table:
     for share in DETECTOR_RATE_SHARES:
         rate = NEW_LOOKS_RATE * share
         running[rate] = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "vision.training.families",
-                "--train-detector",
-                str(det_yaml),
-                "--start",
-                str(start),
-                "--rate",
-                str(rate),
-                "--hours",
-                str(hours),
-                "--device",
-                device,
-                "--workers",
-                str(each),
-                "--out",
-                str(out / f"detector-{rate:g}"),
-                "--results",
-                str(results),
-            ],
-            stdout=(out / f"detector-{rate:g}.log").open("w"),
-            stderr=subprocess.STDOUT,
-        )
+            [sys.executable, "-m", "vision.training.families", "--train-detector", str(det_yaml),
+             "--start", str(start), "--rate", str(rate), "--hours", str(hours), "--device",
+             device, "--workers", str(each), "--out", str(out / f"detector-{rate:g}"),
+             "--results", str(results)],
+            stdout=(out / f"detector-{rate:g}.log").open("w"), stderr=subprocess.STDOUT,
+        )  # fmt: skip
     for rate, process in running.items():
         try:
             process.wait(timeout=max(budget.left() - 10, 1))
@@ -510,16 +494,9 @@ def main() -> int:
     args = parser.parse_args()
     real = Path(args.real_dice) if args.real_dice else None
     if args.train_detector:
-        return one_detector(
-            Path(args.train_detector),
-            Path(args.start),
-            args.rate,
-            args.hours,
-            args.device,
-            args.workers,
-            Path(args.out),
-            Path(args.results),
-        )
+        return one_detector(Path(args.train_detector), Path(args.start), args.rate, args.hours,
+                            args.device, args.workers, Path(args.out),
+                            Path(args.results))  # fmt: skip
     if args.full_reader:
         return full_reader(Path(args.full_reader), Path(args.out), Path(args.results),
                            Path(args.start), args.hours, args.device, args.rounds)  # fmt: skip

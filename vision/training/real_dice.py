@@ -146,12 +146,12 @@ def found_at_table_scale(detector, reader, photo_folder: Path, frames: Path, dar
     """Each photograph of `photo_folder` (the dark or the light ones) shrunk to the table's
     scale and pasted onto a held-out frame (in turn) where it covers nothing; the frame then
     goes through the detector and reader as the box runs them. Counts the photographs' dice
-    found (a die box centred on the die, `FOUND_MARGIN`), found and read right, and die boxes
-    in the photograph on no die."""
+    found (a die box centred on the die, `FOUND_MARGIN`), found and read right, and the other
+    die boxes in the photograph (on no die, or a second on one)."""
     rng = np.random.default_rng(seed)
     entries = [json.loads(x) for x in (frames / "annotations.jsonl").read_text().splitlines()]
     chosen = [p for p in photos(photo_folder) if p.dark == dark][:limit]
-    counts = {"photos": 0, "dice": 0, "found": 0, "read_right": 0, "boxes_on_nothing": 0}
+    counts = {"photos": 0, "dice": 0, "found": 0, "read_right": 0, "other_boxes": 0}
     for index, photo in enumerate(chosen):
         entry = entries[index % len(entries)]
         frame = cv2.imread(str(frames / entry["image"]))
@@ -180,7 +180,7 @@ def found_at_table_scale(detector, reader, photo_folder: Path, frames: Path, dar
                 counts["read_right"] += int(seen.labels[dice[k]] == f"die-{value}")
         x, y = at
         within = [(x <= cx <= x + size[0] and y <= cy <= y + size[1]) for cx, cy in centres]
-        counts["boxes_on_nothing"] += sum(bool(w) for k, w in enumerate(within) if k not in used)
+        counts["other_boxes"] += sum(bool(w) for k, w in enumerate(within) if k not in used)
         counts["photos"] += 1
     total = max(counts["dice"], 1)
     return {**counts, "found_share": counts["found"] / total,
