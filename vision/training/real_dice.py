@@ -141,17 +141,12 @@ def scaled_size(photo: Photo, scale: float) -> tuple[int, int]:
     return round(w * scale), round(h * scale)
 
 
-def found_at_table_scale(detector, reader, photo_folder: Path, frames: Path, dark: bool = True,
-                         limit: int | None = None, seed: int = 0) -> dict[str, float]:  # type: ignore[no-untyped-def]  # fmt: skip
-    """Each photograph of `photo_folder` (the dark or the light ones) shrunk to the table's
-    scale and pasted onto a held-out frame (in turn) where it covers nothing; the frame then
-    goes through the detector and reader as the box runs them. Counts the photographs' dice
-    found (a die box centred on the die, `FOUND_MARGIN`), found and read right, and the other
-    die boxes in the photograph (on no die, or a second on one)."""
+def table_scenes(chosen: list[Photo], frames: Path, seed: int = 0):  # type: ignore[no-untyped-def]
+    """Each photograph shrunk to the table's scale (`TABLE_BOX_PX`) and pasted onto the next
+    held-out frame of `frames` where it covers nothing (a photograph with no such place is
+    passed over): the photograph, the frame, where and how large it lies, its dice's corners."""
     rng = np.random.default_rng(seed)
     entries = [json.loads(x) for x in (frames / "annotations.jsonl").read_text().splitlines()]
-    chosen = [p for p in photos(photo_folder) if p.dark == dark][:limit]
-    counts = {"photos": 0, "dice": 0, "found": 0, "read_right": 0, "other_boxes": 0}
     for index, photo in enumerate(chosen):
         entry = entries[index % len(entries)]
         frame = cv2.imread(str(frames / entry["image"]))
@@ -159,9 +154,20 @@ def found_at_table_scale(detector, reader, photo_folder: Path, frames: Path, dar
         size = scaled_size(photo, scale)
         objects = [np.asarray(o["corners"]) for o in entry["objects"]]
         at = free_place(size, (frame.shape[1], frame.shape[0]), objects, rng)
-        if at is None:
-            continue
-        boxes = paste(frame, photo, scale, at)
+        if at is not None:
+            yield photo, frame, at, size, paste(frame, photo, scale, at)
+
+
+def found_at_table_scale(detector, reader, photo_folder: Path, frames: Path, dark: bool = True,
+                         limit: int | None = None, seed: int = 0) -> dict[str, float]:  # type: ignore[no-untyped-def]  # fmt: skip
+    """Each photograph of `photo_folder` (the dark or the light ones) shrunk to the table's
+    scale and pasted onto a held-out frame (in turn) where it covers nothing; the frame then
+    goes through the detector and reader as the box runs them. Counts the photographs' dice
+    found (a die box centred on the die, `FOUND_MARGIN`), found and read right, and the other
+    die boxes in the photograph (on no die, or a second on one)."""
+    chosen = [p for p in photos(photo_folder) if p.dark == dark][:limit]
+    counts = {"photos": 0, "dice": 0, "found": 0, "read_right": 0, "other_boxes": 0}
+    for photo, frame, at, size, boxes in table_scenes(chosen, frames, seed):
         seen = reader.read(frame, detector.detect(frame))
         dice = [i for i, label in enumerate(seen.labels) if label.startswith("die-")]
         centres = seen.corners[dice].mean(1) if dice else np.zeros((0, 2))
@@ -191,20 +197,9 @@ def picture(detector, reader, photo_folder: Path, frames: Path, out: Path,
             count: int = 10) -> None:  # type: ignore[no-untyped-def]  # fmt: skip
     """Every few dark photographs of `photo_folder` as `found_at_table_scale` pastes them, each
     cut out of its frame and enlarged four times: the labels green, the die boxes red."""
-    rng = np.random.default_rng(0)
-    entries = [json.loads(x) for x in (frames / "annotations.jsonl").read_text().splitlines()]
     chosen = [p for p in photos(photo_folder) if p.dark][: count * 6 : 6]
     views = []
-    for index, photo in enumerate(chosen):
-        entry = entries[index % len(entries)]
-        frame = cv2.imread(str(frames / entry["image"]))
-        scale = TABLE_BOX_PX / photo.box_side()
-        size = scaled_size(photo, scale)
-        objects = [np.asarray(o["corners"]) for o in entry["objects"]]
-        at = free_place(size, (frame.shape[1], frame.shape[0]), objects, rng)
-        if at is None:
-            continue
-        boxes = paste(frame, photo, scale, at)
+    for _, frame, at, size, boxes in table_scenes(chosen, frames):
         seen = reader.read(frame, detector.detect(frame))
         left, top = max(at[0] - 20, 0), max(at[1] - 20, 0)
         view = frame[top : at[1] + size[1] + 20, left : at[0] + size[0] + 20]
