@@ -14,6 +14,7 @@ pasted onto held-out frames.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from dataclasses import dataclass
@@ -125,10 +126,16 @@ def free_place(size: tuple[int, int], frame: tuple[int, int],
     return None
 
 
+@functools.lru_cache(maxsize=4)
+def _image(path: Path) -> NDArray[np.uint8]:
+    """A stored photograph, read once for its size and its pasting (never changed in place)."""
+    return cv2.imread(str(path))  # type: ignore[return-value]
+
+
 def paste(frame: NDArray[np.uint8], photo: Photo, scale: float, at: tuple[int, int],
           ) -> list[NDArray[np.float64]]:  # fmt: skip
     """Paste the photograph, scaled, with its top-left corner `at`; its dice's corners there."""
-    image = cv2.imread(str(photo.path))
+    image = _image(photo.path)
     small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
     x, y = at
     frame[y : y + small.shape[0], x : x + small.shape[1]] = small
@@ -137,7 +144,7 @@ def paste(frame: NDArray[np.uint8], photo: Photo, scale: float, at: tuple[int, i
 
 
 def scaled_size(photo: Photo, scale: float) -> tuple[int, int]:
-    h, w = cv2.imread(str(photo.path)).shape[:2]
+    h, w = _image(photo.path).shape[:2]
     return round(w * scale), round(h * scale)
 
 
@@ -233,9 +240,11 @@ def carry(table: Path, out: Path) -> dict[str, int]:
     counts = {}
     for split in ("train", "val"):
         chosen = photos(table / split)
-        light = [p for p in chosen if not p.dark][::CARRIED_LIGHT_EVERY]
-        kept = [p for p in chosen if p.dark] + light if split == "train" else chosen[::7]
-        kept = kept[:CARRIED_VAL] if split == "val" else kept
+        if split == "train":
+            light = [p for p in chosen if not p.dark][::CARRIED_LIGHT_EVERY]
+            kept = [p for p in chosen if p.dark] + light
+        else:  # every 7th: the val split's 1,453 spread over the 200 kept
+            kept = chosen[::7][:CARRIED_VAL]
         folder = out / split
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)

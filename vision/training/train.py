@@ -125,9 +125,9 @@ def _detector_crops(job: tuple) -> None:  # type: ignore[type-arg]
     image = cv2.imread(str(data / entry["image"]))
     small = cv2.resize(image, None, fx=DETECTOR_SCALE, fy=DETECTOR_SCALE,
                        interpolation=cv2.INTER_AREA)  # fmt: skip
-    objects = [(detector_class(o["label"]), np.asarray(o["corners"]) * DETECTOR_SCALE)
-               for o in entry["objects"] if o["labelled"]]  # fmt: skip
-    objects = [(k, c) for k, c in objects if k < len(classes)]
+    objects = [(kind, np.asarray(o["corners"]) * DETECTOR_SCALE) for o in entry["objects"]
+               if o["labelled"] and (kind := detector_class(o["label"])) < len(classes)
+               ]  # fmt: skip
     stem = f"{data.name}-{Path(entry['image']).stem}"
     if photo is not None:  # seeded by the frame, so a data set is cut the same every time
         rng = np.random.default_rng(zlib.crc32(stem.encode()))
