@@ -666,13 +666,15 @@ def test_the_board_links_each_tables_enrolment_picture(server, browser, store: S
     store.note_health("s1", health("pgt-07", time.time(), enrolment="e7"))
     store.note_health("s1", health("pgt-09", time.time(), enrolment=None))
     log_in(browser, server, "vince", "viewer-pw1")
-    link = WebDriverWait(browser, 10).until(
+    WebDriverWait(browser, 10).until(
         expected_conditions.presence_of_element_located((By.CSS_SELECTOR, "#tables a.enrolled"))
     )
-    assert link.text.endswith("by ann") and link.get_attribute("href").endswith(
-        "/enrolments/e7.jpg"
+    link_text, link_href, warned = browser.execute_script(  # at once: the list is redrawn
+        "const link = document.querySelector('#tables a.enrolled');"
+        "return [link.textContent, link.href,"
+        " document.querySelector('#tables .table-warning').textContent]"
     )
-    warned = browser.find_element(By.CSS_SELECTOR, "#tables .table-warning").text
+    assert link_text.endswith("by ann") and link_href.endswith("/enrolments/e7.jpg")
     assert warned.startswith("pgt-09") and "no accepted enrolment" in warned
     browser.get(server + "/enrolments/e7.jpg")
     width = browser.execute_script("return document.images[0] && document.images[0].naturalWidth")
@@ -1025,10 +1027,12 @@ def test_each_demo_incident_has_its_sentence_tiles_and_a_playable_clip(
     with serving(app) as url:
         log_in(browser, url, "rita", "reviewer-pw")
         browser.get(url + "/")  # the live board: every demo table's status and health
-        shown = {
-            item.get_attribute("data-table"): item.text
-            for item in browser.find_elements(By.CSS_SELECTOR, "#tables li[data-table]")
-        }
+        shown = dict(
+            browser.execute_script(  # at once: the list is redrawn five times a second
+                "return [...document.querySelectorAll('#tables li[data-table]')]"
+                ".map(li => [li.dataset.table, li.textContent])"
+            )
+        )
         assert all("camera ok" in shown.get(f"demo-{k}", "") for k in range(1, 6)), shown
         for alert in first_of_kind.values():
             browser.get(f"{url}/incidents/{alert.id}")
