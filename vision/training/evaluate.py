@@ -768,6 +768,7 @@ def main() -> None:
     if args.data is None:
         parser.error("--data is required (a held-out data set), or --speed-only")
     card = json.loads((args.data / "card.json").read_text())
+    images, test_set = sum(card["images"].values()), card["command"]
     reading = reader_on_truth(args.data, reader)
     detector = Detector()
     markers = MarkerDetector() if MARKERS_MODEL.exists() else None
@@ -795,10 +796,10 @@ def main() -> None:
     if args.families:
         result["families"] = {}
         for data in args.families:
-            card = json.loads((data / "card.json").read_text())
-            (family,) = card["families"]
+            family_card = json.loads((data / "card.json").read_text())
+            (family,) = family_card["families"]
             seen = evaluate(data, detector, reader)
-            result["families"][family] = {"test_set": card["command"], **{k: seen[k] for k in (
+            result["families"][family] = {"test_set": family_card["command"], **{k: seen[k] for k in (
                 "tile_face_accuracy", "tile_faces", "dice_accuracy", "dice", "tile_face_found",
                 "dice_found", "face_boxes_on_nothing")}}  # fmt: skip
     if args.real_dice:
@@ -822,8 +823,7 @@ def main() -> None:
     result["cpu"] = cpu()
     result["software"] = f"onnxruntime {ort.__version__}, OpenCV {cv2.__version__}"
     title = "Detector + reader on the held-out test set (oriented IoU >= 0.5)"
-    result["images"] = sum(card["images"].values())
-    result["test_set"] = card["command"]
+    result["images"], result["test_set"] = images, test_set
     result["design"] = {**design_measurements(args.data), **result.pop("scale")}
     confusion_image(np.asarray(result["confusion"]), args.confusion, title)
     refiner_picture(args.data, args.confusion.with_name("detector-refiner.jpg"))
