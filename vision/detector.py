@@ -40,11 +40,11 @@ MODELS = Path(os.environ.get("PAIGOW_MODELS", Path(__file__).resolve().parents[1
 """The shipped ONNX files: the repository's models/, or $PAIGOW_MODELS (the container's)."""
 REFINERS = (MODELS / "refiner.onnx", MODELS / "refiner-2.onnx")
 """The refiner's stages, each run on the boxes the one before it gave, where its file is there."""
-DETECTOR_CLASSES = ("tile", "back", "die", *MARKERS)
-"""What the detector is trained to find: face-up tiles, face-down tiles, dice, and the markers
-that say a round's context (the chung by its face, the +4 and -4 buttons), which no later stage
-refines or reads: the detector's class is their reading. A detector trained before the markers
-has the first three; every stage goes by the class names its model carries."""
+DETECTOR_CLASSES = ("tile", "back", "die")
+"""What the detector is trained to find: face-up tiles, face-down tiles and dice. The markers
+(the chung, the +4 and -4 buttons) have a detector of their own (`MarkerDetector`), looking
+twice a second: grown into this one, they lost it dice and were never found (MODEL_CARD,
+"Markers"), and a plaque boxed by both would be counted twice."""
 DETECTOR_SCALE = 0.5
 """The detector sees a full-table 1920x1080 frame at half size (960x544): a tile is then about
 11 x 27 px and a die 6 px, enough to find them (the reader reads them at full resolution). At a

@@ -30,9 +30,8 @@ CLASSES: tuple[str, ...] = (*FACES, "back", *(f"die-{v}" for v in range(1, 7)))
 CLASS_ID = {name: index for index, name in enumerate(CLASSES)}
 CHUNG_BANKER, CHUNG_CO = "chung-banker", "chung-co-banker"
 """The chung as it lies on the banker's box, by its face up (NZ 3.3(f)): the round's context,
-not a tile or a die. The simulator labels it and the buttons below, and they are detector
-classes (`vision.detector.DETECTOR_CLASSES`); the shipped detector, trained before them, has
-none yet."""
+not a tile or a die. The simulator labels it and the buttons below; a detector of their own
+finds them (`vision.detector.MarkerDetector`), not the tiles' detector."""
 PLUS_4, MINUS_4 = "button-plus-4", "button-minus-4"
 """The button showing a player/banker's +4 or -4 (NZ 9.6-9.7), laid centrally on the table."""
 ADJUST = {PLUS_4: 4, MINUS_4: -4}

@@ -265,7 +265,6 @@ def detectors(out: Path, results: Path, seconds: float, images: int, real_table:
     where `real_table` names them) and train one detector per `DETECTOR_RATE_SHARES`, side by
     side on the GPU, each going on from the shipped one with its three classes (the markers
     have a model of their own), each exported to `results/detector-RATE.onnx` (float)."""
-    from vision.detector import DETECTOR_CLASSES
     from vision.synth.dataset import write_dataset
     from vision.training.train import NEW_LOOKS_RATE, checkpoint_from_shipped, prepare_detector
 
@@ -275,11 +274,9 @@ def detectors(out: Path, results: Path, seconds: float, images: int, real_table:
     card = write_dataset(data, images, SEED, families=DETECTOR_LOOKS, workers=workers,
                          progress=False)  # fmt: skip
     budget.log(f"rendered {images} images: {card['families']}")
-    det_yaml = prepare_detector([data], out, workers=workers, real_dice=real_table,
-                                classes=DETECTOR_CLASSES[:3])  # fmt: skip
+    det_yaml = prepare_detector([data], out, workers=workers, real_dice=real_table)
     shown = det_yaml.parent / "images" / "train"
-    start = checkpoint_from_shipped(MODELS / "detector.onnx", shown, out / "detector.pt",
-                                    grow=False)  # fmt: skip
+    start = checkpoint_from_shipped(MODELS / "detector.onnx", shown, out / "detector.pt")
     budget.log(f"detector crops cut: {len(list(shown.iterdir()))} for training")
     hours = max(budget.left() - DETECTOR_MARGIN, 60) / 3600
     each = max(workers // len(DETECTOR_RATE_SHARES) - 1, 1)

@@ -41,10 +41,11 @@ from vision.refine import OUTPUTS, REFINE_CROP
 from vision.synth.render import Label, Rendering
 
 
-def detector_class(label: str) -> int:
-    """Face-up tile, face-down tile, die, or a marker by its own name: the detector's classes."""
+def detector_class(label: str) -> int | None:
+    """Face-up tile, face-down tile or die: the detector's classes. A marker is none of them
+    (its own detector finds it): left unlabelled, it is background to this one."""
     if label in MARKERS:
-        return DETECTOR_CLASSES.index(label)
+        return None
     if label == "back":
         return 1
     if label.startswith("die-"):
@@ -62,18 +63,15 @@ cut from the same half-size frames, with the objects at the size the detector wi
 
 
 def prepare_detector(datasets: list[Path], out: Path, val_images: int = 100,
-                     workers: int = 1, real_dice: Path | None = None,
-                     classes: tuple[str, ...] = DETECTOR_CLASSES) -> Path:  # fmt: skip
-    """Cut each half-size frame into overlapping crops with oriented labels of `classes` (an
-    object of another class is left unlabelled: background to learn); an object cut by a
-    crop's edge keeps the part inside if at least half of it is in view. With `real_dice` (the
+                     workers: int = 1, real_dice: Path | None = None) -> Path:  # fmt: skip
+    """Cut each half-size frame into overlapping crops with oriented labels of the detector's
+    classes (a marker is left unlabelled: background to learn); an object cut by a crop's edge
+    keeps the part inside if at least half of it is in view. With `real_dice` (the
     table-scale photographs' folder, `vision.training.real_dice`), each frame first gets one
     real photograph of dice pasted where it covers nothing, its train split's on training
     frames and its val split's on validation frames. Returns the crops' data.yaml."""
     from vision.training.real_dice import photos
 
-    if classes != DETECTOR_CLASSES[: len(classes)]:
-        raise ValueError(f"the detector's classes run {DETECTOR_CLASSES}, not {classes}")
     root = fresh_obb_folders(out / "detector-data")
     entries = [(data, e) for data in datasets for e in _annotations(data)]
     dropped = set([i for i, (_, e) in enumerate(entries) if e["split"] == "val"][val_images:])
@@ -82,9 +80,9 @@ def prepare_detector(datasets: list[Path], out: Path, val_images: int = 100,
     for i, (data, entry) in enumerate(entries):
         if i not in dropped:
             pool = real[entry["split"]]
-            jobs.append((root, data, entry, classes, pool[i % len(pool)] if pool else None))
+            jobs.append((root, data, entry, pool[i % len(pool)] if pool else None))
     _each(_detector_crops, jobs, workers, "detector crops")
-    return obb_data_yaml(root, classes)
+    return obb_data_yaml(root, DETECTOR_CLASSES)
 
 
 def fresh_obb_folders(root: Path) -> Path:
@@ -120,13 +118,13 @@ def _each(work, jobs: list, workers: int, what: str) -> list:  # type: ignore[no
 def _detector_crops(job: tuple) -> None:  # type: ignore[type-arg]
     from vision.training.real_dice import TRAINING_SHRINK, free_place, paste, scaled_size
 
-    root, data, entry, classes, photo = job
+    root, data, entry, photo = job
     split = entry["split"]
     image = cv2.imread(str(data / entry["image"]))
     small = cv2.resize(image, None, fx=DETECTOR_SCALE, fy=DETECTOR_SCALE,
                        interpolation=cv2.INTER_AREA)  # fmt: skip
     objects = [(kind, np.asarray(o["corners"]) * DETECTOR_SCALE) for o in entry["objects"]
-               if o["labelled"] and (kind := detector_class(o["label"])) < len(classes)
+               if o["labelled"] and (kind := detector_class(o["label"])) is not None
                ]  # fmt: skip
     stem = f"{data.name}-{Path(entry['image']).stem}"
     if photo is not None:  # seeded by the frame, so a data set is cut the same every time
@@ -419,8 +417,6 @@ def prepare_refiner(datasets: list[Path], out: Path, seed: int = 0, stage: int =
         pairs = []
         for corners, kind in zip(found.corners, found.labels, strict=True):
             cls = DETECTOR_CLASSES.index(kind)
-            if kind in MARKERS:  # not refined
-                continue
             if cls != 2 and rng.random() > REFINE_SHARE.get(data.name, 1.0):
                 continue
             ious = [
@@ -698,10 +694,9 @@ def export_onnx(weights: Path, imgsz: int | list[int]) -> Path:
     return Path(exported)
 
 
-def checkpoint_from_onnx(model: Path, images: list[Path], out: Path, grow: bool = True) -> Path:
+def checkpoint_from_onnx(model: Path, images: list[Path], out: Path) -> Path:
     """A trainable checkpoint rebuilt from an exported (and maybe 8-bit) detector or reader, so a
-    CPU session can go on training a shipped model when its run folder is gone. A detector with
-    fewer classes than `DETECTOR_CLASSES` is grown to all of them unless `grow` is off.
+    CPU session can go on training a shipped model when its run folder is gone.
 
     The export folds each batch norm into its convolution; unfolding, each norm gets the mean and
     spread of its convolution's output over `images` (training crops), and a scale and shift that
@@ -772,8 +767,6 @@ def checkpoint_from_onnx(model: Path, images: list[Path], out: Path, grow: bool 
             module.bn.bias.copy_(mean + bias)
         for key, value in weights.items():  # the head's last layers and the DFL carry no norm
             tensors[key].copy_(torch.from_numpy(value))
-    if grow and task == "obb" and len(names) < len(DETECTOR_CLASSES):
-        trainable, names = _grown(trainable, names, yaml), list(DETECTOR_CLASSES)
     trainable.names = dict(enumerate(names))
     out.parent.mkdir(parents=True, exist_ok=True)
     args = {"task": task, "imgsz": DETECTOR_CROP if task == "obb" else CROP}
@@ -781,35 +774,10 @@ def checkpoint_from_onnx(model: Path, images: list[Path], out: Path, grow: bool 
     return out
 
 
-def _grown(model, names: list[str], yaml: str):  # type: ignore[no-untyped-def]
-    """The detector with the classes it lacks of `DETECTOR_CLASSES` added (the markers, to a
-    detector trained before them): every weight kept, the class convolutions' rows for the old
-    classes copied. A new row starts silent (no weights) with its bias at the old rows' mean: it
-    scores every place as unlikely as a trained class's background does, so the low rate of going
-    on (`train_detector`) can move it, where a fresh head's prior (about -9) would hold it down."""
-    import torch
-    from ultralytics.nn.tasks import OBBModel
-
-    if tuple(names) != DETECTOR_CLASSES[: len(names)]:
-        raise ValueError(f"a detector of {names} cannot grow into {list(DETECTOR_CLASSES)}")
-    grown = OBBModel(yaml, nc=len(DETECTOR_CLASSES), verbose=False)
-    state = grown.state_dict()
-    with torch.no_grad():
-        for key, value in model.state_dict().items():
-            if state[key].shape == value.shape:
-                state[key].copy_(value)
-            else:  # a class convolution: one output row per class
-                state[key][: len(names)].copy_(value)
-                new = state[key][len(names) :]
-                new.copy_(value.mean(0).expand_as(new) if key.endswith("bias") else 0 * new)
-    grown.load_state_dict(state)
-    return grown
-
-
-def checkpoint_from_shipped(model: Path, shown: Path, out: Path, grow: bool = True) -> Path:
+def checkpoint_from_shipped(model: Path, shown: Path, out: Path) -> Path:
     """`checkpoint_from_onnx` with its norms measured on 256 of the images under `shown`."""
     images = sorted(p for p in shown.rglob("*") if p.suffix in (".jpg", ".png"))
-    return checkpoint_from_onnx(model, images[:: max(1, len(images) // 256)], out, grow)
+    return checkpoint_from_onnx(model, images[:: max(1, len(images) // 256)], out)
 
 
 def _onnx_weights(graph) -> dict[str, NDArray[np.float32]]:  # type: ignore[no-untyped-def]
