@@ -25,6 +25,7 @@ from vision.training.real_dice import (
     free_place,
     paste,
     photos,
+    read_by_size,
     shrink,
     write_photo,
 )
@@ -118,6 +119,26 @@ def test_a_gpu_run_carries_every_dark_photograph_and_some_light_ones(tmp_path: P
     assert sum(not p.dark for p in carried) == -(-20 // CARRIED_LIGHT_EVERY)
     assert counts == {"train": len(carried), "val": 2}
     assert all(p.path.exists() for p in carried)
+
+
+def test_the_reader_is_measured_by_each_dies_size_in_its_published_photograph(
+    tmp_path: Path,
+) -> None:
+    from vision.crops import cut
+    from vision.detector import Reader
+
+    image, boxes = photograph(60, [(50, 50, 20), (200, 50, 40), (350, 300, 100)])
+    stem = "a-photograph-with-a-name-longer-than-forty-characters.rf.0123"
+    write_photo(tmp_path / "table", stem, image, boxes, [1, 2, 3])  # stored at half size
+    for index, (x0, y0, x1, y1) in enumerate(boxes):
+        corners = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]])
+        folder = tmp_path / "crops" / f"die-{index + 1}"
+        folder.mkdir(parents=True)
+        cv2.imwrite(str(folder / f"{stem[:40]}_{index}_0.png"), cut(image, corners, die=True))
+    bands = read_by_size(Reader(), tmp_path / "crops", tmp_path / "table")
+    assert [(b["from_px"], b["dice"]) for b in bands] == [(0, 1), (24, 0), (32, 1), (48, 0),
+                                                          (64, 1)]  # fmt: skip
+    assert all(b["read_right"] in (0.0, 1.0) for b in bands)
 
 
 def table_photos(tmp_path: Path) -> Path:

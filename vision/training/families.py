@@ -44,45 +44,16 @@ HELD_PER_CLASS = 200
 
 
 def crop_accuracy(model: Path | Reader, root: Path) -> dict[str, object]:
-    """Read every crop under `root` (any depth, class folder = label) with the reader at
-    `model` (or as the box reads them: a `Reader`, its dice by the reader of dice alone),
-    choosing among die values for die crops and among tile classes for the rest, as
-    `vision.detector.Reader` does; a kind the model has no class for is left out (a reader of
-    dice alone). Right and total by kind (faces, back, dice) and by class, with the commonest
-    misreads."""
-    if isinstance(model, Reader):
-        names = model.names
-
-        def probabilities(crops: list[NDArray[np.uint8]], dice: list[bool]) -> NDArray:  # type: ignore[type-arg]
-            return model.look_at(crops, embed=False, dice=dice)[0]
-    else:
-        session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
-        names = names_of(session.get_modelmeta().custom_metadata_map["names"])
-
-        def probabilities(crops: list[NDArray[np.uint8]], dice: list[bool]) -> NDArray:  # type: ignore[type-arg]
-            blob = cv2.dnn.blobFromImages(crops, 1 / 255, (CROP, CROP), swapRB=True)
-            return session.run(None, {session.get_inputs()[0].name: blob})[0]
-
-    dice = np.array([i for i, n in names.items() if n.startswith("die-")])
-    tiles = np.array([i for i, n in names.items() if not n.startswith("die-")])
-    paths = sorted(p for p in root.rglob("*") if p.suffix in (".png", ".jpg"))
+    """Every crop under `root` read (`crop_readings`): right and total by kind (faces, back,
+    dice) and by class, with the commonest misreads."""
     right: Counter[str] = Counter()
     total: Counter[str] = Counter()
     wrong: Counter[str] = Counter()
-    for start in range(0, len(paths), 256):
-        batch = paths[start : start + 256]
-        crops = [cv2.imread(str(p)) for p in batch]
-        probs = probabilities(crops, [p.parent.name.startswith("die-") for p in batch])
-        for path, row in zip(batch, probs, strict=True):
-            truth = path.parent.name
-            allowed = dice if truth.startswith("die-") else tiles
-            if not len(allowed):  # a reader of dice alone reads no tile
-                continue
-            read = names[int(allowed[int(np.argmax(row[allowed]))])]
-            total[truth] += 1
-            right[truth] += read == truth
-            if read != truth:
-                wrong[f"{truth}->{read}"] += 1
+    for _, truth, read in crop_readings(model, root):
+        total[truth] += 1
+        right[truth] += read == truth
+        if read != truth:
+            wrong[f"{truth}->{read}"] += 1
 
     def kind(label: str) -> str:
         return "dice" if label.startswith("die-") else "back" if label == "back" else "faces"
@@ -99,6 +70,41 @@ def crop_accuracy(model: Path | Reader, root: Path) -> dict[str, object]:
         "by_class": {k: [right[k], total[k]] for k in sorted(total)},
         "misreads": dict(wrong.most_common(8)),
     }
+
+
+def crop_readings(model: Path | Reader, root: Path) -> list[tuple[Path, str, str]]:
+    """Read every crop under `root` (any depth, class folder = label) with the reader at
+    `model` (or as the box reads them: a `Reader`, its dice by the reader of dice alone),
+    choosing among die values for die crops and among tile classes for the rest, as
+    `vision.detector.Reader` does; a kind the model has no class for is left out (a reader of
+    dice alone). Each crop's path, its label and what was read."""
+    if isinstance(model, Reader):
+        names = model.names
+
+        def probabilities(crops: list[NDArray[np.uint8]], dice: list[bool]) -> NDArray:  # type: ignore[type-arg]
+            return model.look_at(crops, embed=False, dice=dice)[0]
+    else:
+        session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+        names = names_of(session.get_modelmeta().custom_metadata_map["names"])
+
+        def probabilities(crops: list[NDArray[np.uint8]], dice: list[bool]) -> NDArray:  # type: ignore[type-arg]
+            blob = cv2.dnn.blobFromImages(crops, 1 / 255, (CROP, CROP), swapRB=True)
+            return session.run(None, {session.get_inputs()[0].name: blob})[0]
+
+    dice = np.array([i for i, n in names.items() if n.startswith("die-")])
+    tiles = np.array([i for i, n in names.items() if not n.startswith("die-")])
+    paths = sorted(p for p in root.rglob("*") if p.suffix in (".png", ".jpg"))
+    readings = []
+    for start in range(0, len(paths), 256):
+        batch = paths[start : start + 256]
+        crops = [cv2.imread(str(p)) for p in batch]
+        probs = probabilities(crops, [p.parent.name.startswith("die-") for p in batch])
+        for path, row in zip(batch, probs, strict=True):
+            truth = path.parent.name
+            allowed = dice if truth.startswith("die-") else tiles
+            if len(allowed):  # a reader of dice alone reads no tile
+                readings.append((path, truth, names[int(allowed[int(np.argmax(row[allowed]))])]))
+    return readings
 
 
 class Budget:

@@ -19,10 +19,14 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from vision.detector import Reader
 
 STORED_BOX_PX = 20.0
 """A photograph's median die box, in px, as stored: a little larger than the table's
@@ -45,6 +49,13 @@ FOUND_MARGIN = 0.2
 """A die is found when a detected die's centre lies in its box grown by this share of its side:
 the labels are upright boxes and the detector's are turned, so overlap would punish a right box
 on a turned die."""
+
+
+SOURCE_SIDE = 640
+"""The photographs' side as published, in px: every one of the set is 640 x 640."""
+SIZE_BANDS = (0, 24, 32, 48, 64)
+"""Lower edges, in px of the published photograph, of the die sizes the reader is measured by
+(`read_by_size`): at 64 px and over a die's pips are a few px each even when blurred."""
 
 
 @dataclass(frozen=True)
@@ -259,6 +270,26 @@ def carry(table: Path, out: Path) -> dict[str, int]:
     return counts
 
 
+def read_by_size(reader: Reader, crops: Path, table: Path) -> list[dict[str, float]]:
+    """The reader on the labelled dice's crops (`crops`: a split of `OUT/reader`), by the die's
+    size in its published photograph, which the same split's stored photographs (`table`) give:
+    for each band of `SIZE_BANDS`, the dice and the share read right."""
+    from vision.training.families import crop_readings
+
+    side = {}
+    for photo in photos(table):
+        width = cv2.imread(str(photo.path)).shape[1]
+        stem = photo.path.stem[:40]  # the crops' names keep 40 characters of the stem
+        for index, (x0, y0, x1, y1) in enumerate(photo.boxes):
+            side[f"{stem}_{index}"] = max(x1 - x0, y1 - y0) * SOURCE_SIDE / width
+    counts = np.zeros((len(SIZE_BANDS), 2), int)
+    for path, truth, read in crop_readings(reader, crops):
+        band = int(np.searchsorted(SIZE_BANDS, side[path.stem.rsplit("_", 1)[0]], "right")) - 1
+        counts[band] += (1, read == truth)
+    return [{"from_px": low, "dice": int(n), "read_right": round(float(r / n), 4) if n else 0.0}
+            for low, (n, r) in zip(SIZE_BANDS, counts, strict=True)]  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--carry", type=Path, metavar="TABLE",
@@ -271,9 +302,22 @@ def main() -> int:
     parser.add_argument("--light", action="store_true", help="the light photographs instead")
     parser.add_argument("--limit", type=int, help="at most this many photographs")
     parser.add_argument("--picture", type=Path, help="also draw ten dark ones found to this JPEG")
+    parser.add_argument("--reader-by-size", type=Path, metavar="CROPS",
+                        help="read the split's labelled crops (datasets/real-dice/reader/test) "
+                        "as the box reads dice, by the die's size in its photograph (--photos: "
+                        "the same split's stored photographs)")  # fmt: skip
     args = parser.parse_args()
     if args.carry:
         print(json.dumps(carry(args.carry, args.out)))
+        return 0
+    if args.reader_by_size:
+        if args.photos is None or not (args.photos / "photos.jsonl").is_file():
+            print("--reader-by-size needs --photos: the same split's stored photographs",
+                  file=sys.stderr)  # fmt: skip
+            return 2
+        from vision.detector import Reader
+
+        print(json.dumps(read_by_size(Reader(), args.reader_by_size, args.photos), indent=2))
         return 0
     if args.photos is None or args.frames is None:
         parser.error("--photos and --frames are needed to measure")
