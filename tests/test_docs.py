@@ -58,6 +58,7 @@ def test_the_report_shows_real_dice_at_the_tables_scale_where_measured() -> None
             "other_boxes": 7,
             "found_share": 0.5,
             "read_right_share": 0.4,
+            "read_on_true_boxes": 0.875,
         },
     }
-    assert "| dark | 300 | 1200 | 50.0% | 40.0% | 7 |" in report(metrics)
+    assert "| dark | 300 | 1200 | 50.0% | 40.0% | 7 | 87.5% |" in report(metrics)

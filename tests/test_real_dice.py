@@ -25,6 +25,7 @@ from vision.training.real_dice import (
     free_place,
     paste,
     photos,
+    read_at_table_scale,
     read_by_size,
     shrink,
     write_photo,
@@ -139,6 +140,20 @@ def test_the_reader_is_measured_by_each_dies_size_in_its_published_photograph(
     assert [(b["from_px"], b["dice"]) for b in bands] == [(0, 1), (24, 0), (32, 1), (48, 0),
                                                           (64, 1)]  # fmt: skip
     assert all(b["read_right"] in (0.0, 1.0) for b in bands)
+
+
+def test_the_reader_at_the_tables_scale_counts_dark_and_light_photographs_apart(
+    tmp_path: Path,
+) -> None:
+    from vision.detector import Reader
+
+    dark, dark_boxes = photograph(60, [(100, 100, 80), (300, 300, 80)])
+    light, light_boxes = photograph(190, [(200, 200, 80)])
+    write_photo(tmp_path, "dark", dark, dark_boxes, [1, 2])
+    write_photo(tmp_path, "light", light, light_boxes, [3])
+    read = read_at_table_scale(Reader(), tmp_path)
+    assert (read["dark"]["dice"], read["light"]["dice"]) == (2, 1)
+    assert read["dark"]["read_right"] in (0.0, 0.5, 1.0) and read["light"]["read_right"] in (0, 1)
 
 
 def table_photos(tmp_path: Path) -> Path:

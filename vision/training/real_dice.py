@@ -290,6 +290,30 @@ def read_by_size(reader: Reader, crops: Path, table: Path) -> list[dict[str, flo
             for low, (n, r) in zip(SIZE_BANDS, counts, strict=True)]  # fmt: skip
 
 
+def read_at_table_scale(reader: Reader, table: Path) -> dict[str, dict[str, float]]:
+    """The reader on each stored photograph's labelled dice, the photograph shrunk to the
+    table's scale as `table_scenes` shrinks it: the reading `found_at_table_scale` would get
+    from a detector that boxed every die exactly. By dark and light surroundings."""
+    from vision.crops import cut
+
+    counts = {"dark": [0, 0], "light": [0, 0]}
+    for photo in photos(table):
+        scale = TABLE_BOX_PX / photo.box_side()
+        small = cv2.resize(_image(photo.path), None, fx=scale, fy=scale,
+                           interpolation=cv2.INTER_AREA)  # fmt: skip
+        corners = [np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]) * scale
+                   for x0, y0, x1, y1 in photo.boxes]  # fmt: skip
+        probs = reader.look_at([cut(small, c, die=True) for c in corners], embed=False,
+                               dice=[True] * len(corners))[0]  # fmt: skip
+        dice = [i for i, name in reader.names.items() if name.startswith("die-")]
+        read = [reader.names[dice[int(np.argmax(row[dice]))]] for row in probs]
+        tally = counts["dark" if photo.dark else "light"]
+        tally[0] += len(read)
+        tally[1] += sum(r == f"die-{v}" for r, v in zip(read, photo.values, strict=True))
+    return {kind: {"dice": n, "read_right": round(r / n, 4) if n else 0.0}
+            for kind, (n, r) in counts.items()}  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--carry", type=Path, metavar="TABLE",
@@ -306,18 +330,23 @@ def main() -> int:
                         help="read the split's labelled crops (datasets/real-dice/reader/test) "
                         "as the box reads dice, by the die's size in its photograph (--photos: "
                         "the same split's stored photographs)")  # fmt: skip
+    parser.add_argument("--reader-at-table-scale", action="store_true",
+                        help="read --photos' labelled dice, shrunk to the table's scale, on "
+                        "their true boxes (no detector)")  # fmt: skip
     args = parser.parse_args()
     if args.carry:
         print(json.dumps(carry(args.carry, args.out)))
         return 0
-    if args.reader_by_size:
+    if args.reader_by_size or args.reader_at_table_scale:
         if args.photos is None or not (args.photos / "photos.jsonl").is_file():
-            print("--reader-by-size needs --photos: the same split's stored photographs",
-                  file=sys.stderr)  # fmt: skip
+            print("--reader-by-size and --reader-at-table-scale need --photos: a split's stored "
+                  "photographs (scripts/fetch_real_dice.py)", file=sys.stderr)  # fmt: skip
             return 2
         from vision.detector import Reader
 
-        print(json.dumps(read_by_size(Reader(), args.reader_by_size, args.photos), indent=2))
+        read = (read_by_size(Reader(), args.reader_by_size, args.photos) if args.reader_by_size
+                else read_at_table_scale(Reader(), args.photos))  # fmt: skip
+        print(json.dumps(read, indent=2))
         return 0
     if args.photos is None or args.frames is None:
         parser.error("--photos and --frames are needed to measure")
