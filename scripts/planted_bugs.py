@@ -207,14 +207,6 @@ BUGS = (
         ("tests/test_context.py", "-k", "set_up"),
     ),
     Bug(
-        "marker-read-as-a-tile",
-        "vision/detector.py",
-        "            if kind in MARKERS:  # the round's context: the detector's class is its "
-        "reading",
-        "            if False:",
-        ("tests/test_detector.py", "-k", "marker_box"),
-    ),
-    Bug(
         "tile-box-kept-on-a-plaque",
         "vision/detector.py",
         "            detections = detections[~_within_any(centres, self.seen.corners)]",

@@ -15,7 +15,7 @@ import pytest
 
 from vision.crops import CROP, LEAN_MARGIN, REFINED_LEAN_MARGIN, canonical, cut
 from vision.detections import Detections, polygon_iou
-from vision.detector import MODELS, REFINERS, Detector, Reader, Refiner, _near_any, zoom_windows
+from vision.detector import MODELS, Detector, Reader, _near_any, zoom_windows
 from vision.labels import CHUNG_BANKER, CHUNG_CO, MARKERS, PLUS_4
 from vision.selfcheck import FRAMES, check_models
 from vision.synth.round import Studio, Timeline
@@ -199,22 +199,6 @@ def test_a_die_box_is_read_as_a_die_and_a_tile_box_as_a_face_or_back() -> None:
     read = Reader().read(image, boxes)
     assert read.labels[0].startswith("die-")
     assert not read.labels[1].startswith("die-")
-
-
-def test_a_marker_box_keeps_its_class_and_place_through_the_refiner_and_the_reader() -> None:
-    """The chung's class is its reading: the refiner (trained on tiles and dice) would move it,
-    the reader (which has no class for it) would call it a face."""
-    image = cv2.imread(str(FRAME))
-    die = next(o for o in TRUTH["objects"] if o["labelled"] and o["label"].startswith("die-"))
-    plaque = [[300.0, 300.0], [420.0, 300.0], [420.0, 348.0], [300.0, 348.0]]
-    corners = np.array([die["corners"], plaque], np.float64)
-    boxes = Detections(corners, np.array([0.9, 0.8]), ("die", CHUNG_BANKER))
-    refined = Refiner(list(REFINERS[:1])).refine(image, boxes)
-    assert np.array_equal(refined.corners[1], corners[1])
-    assert not np.array_equal(refined.corners[0], corners[0])  # the die's box was moved
-    read = Reader().read(image, refined)
-    assert read.labels[0].startswith("die-")
-    assert read.labels[1] == CHUNG_BANKER and read.label_confidence[1] == pytest.approx(0.8)
 
 
 def fake_detector_model(

@@ -425,7 +425,7 @@ class MarkerDetector:
 class MarkerWatch:
     """Looks for markers every `MARKER_EVERY_S` of video and adds them to that frame's
     detections; in every frame until the next look, a box centred on a marker seen at the last
-    look is dropped: the tile detector, trained before the markers, boxes a plaque as a face-up
+    look is dropped: the tile detector, which has no class for them, boxes a plaque as a face-up
     tile now and then (7 of 432 held-out plaques at the follower's bar), and no tile lies on
     one."""
 
@@ -488,12 +488,10 @@ class Refiner:
                                 View.parse(view) if view else FIRST))  # fmt: skip
 
     def refine(self, image: NDArray[np.uint8], detections: Detections) -> Detections:
-        moving = np.array([kind not in MARKERS for kind in detections.labels], bool)
-        if not moving.any():
+        if not len(detections):
             return detections
-        boxes = detections[moving]  # a marker keeps its box: the refiner knows tiles and dice
-        dice = [kind.startswith("die") for kind in boxes.labels]
-        corners = boxes.corners
+        dice = [kind.startswith("die") for kind in detections.labels]
+        corners = detections.corners
         for session, name, view in self.stages:
             crops = [crop(image, c, d, view) for c, d in zip(corners, dice, strict=True)]
             blob = cv2.dnn.blobFromImages(crops, 1 / 255, (REFINE_CROP, REFINE_CROP), swapRB=True)
@@ -501,9 +499,7 @@ class Refiner:
             moved = [decode(c, row[5:] if d else row[:5], d, view)
                      for c, row, d in zip(corners, out, dice, strict=True)]  # fmt: skip
             corners = np.asarray(moved)
-        refined = detections.corners.copy()
-        refined[moving] = corners
-        return replace(detections, corners=refined)
+        return replace(detections, corners=corners)
 
 
 class Reader:
@@ -588,10 +584,6 @@ class Reader:
         labels, confidence = [], []
         face_up = np.zeros(len(detections))
         for row, kind in enumerate(detections.labels):
-            if kind in MARKERS:  # the round's context: the detector's class is its reading
-                labels.append(kind)
-                confidence.append(float(detections.confidence[row]))
-                continue
             allowed = self._dice if kind == "die" else self._tiles
             index = allowed[int(np.argmax(probs[row, allowed]))]
             labels.append(self.names[int(index)])
