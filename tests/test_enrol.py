@@ -16,6 +16,7 @@ from vision.enrol import (
     assign_faces,
     best_order,
     enrol_seen,
+    one_box_per_object,
     orders,
 )
 
@@ -203,3 +204,26 @@ def test_a_frame_with_nothing_on_it_is_refused_not_a_crash() -> None:
     enrolment = enrol_found(np.zeros((64, 64, 3), np.uint8), Detections.empty(), Reader())
     assert not enrolment.whole and not enrolment.tiles
     assert enrolment.problems == ("0 tiles face up, a set has 32", "0 dice, a table uses 3")
+
+
+def square(x: float, y: float, side: float = 12.0) -> np.ndarray:
+    return np.array([[x, y], [x + side, y], [x + side, y + side], [x, y + side]], np.float64)
+
+
+@pytest.mark.parametrize(
+    ("boxes", "kept"),
+    [
+        ([("die", square(100, 100), 0.9), ("die", square(102, 101), 0.3)], [0.9]),  # twice
+        ([("die", square(100, 100), 0.3), ("die", square(112, 100), 0.9)], [0.3, 0.9]),  # touching
+        ([("tile", tile_corners(50, 50, 0), 0.8), ("tile", tile_corners(52, 50, 0), 0.6)], [0.8]),
+        ([("tile", tile_corners(50, 50, 0), 0.8), ("die", square(48, 48), 0.6)], [0.8, 0.6]),
+    ],
+)
+def test_each_object_of_a_display_is_boxed_once(
+    boxes: list[tuple[str, np.ndarray, float]], kept: list[float]
+) -> None:
+    found = Detections(
+        np.array([b for _, b, _ in boxes]), np.array([c for *_, c in boxes]),
+        tuple(k for k, *_ in boxes),
+    )  # fmt: skip
+    assert one_box_per_object(found).confidence.tolist() == kept

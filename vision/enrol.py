@@ -177,7 +177,7 @@ def columns(names: dict[int, str], labels: tuple[str, ...]) -> NDArray[np.int64]
 
 def enrol(image: NDArray[np.uint8], detector: Detector, reader: Reader) -> Enrolment:
     """Find, read and place the display in `image` and check the set it shows."""
-    return enrol_found(image, one_box_per_tile(closer(image, detector)), reader)
+    return enrol_found(image, one_box_per_object(closer(image, detector)), reader)
 
 
 def closer(image: NDArray[np.uint8], detector: Detector) -> Detections:
@@ -196,20 +196,23 @@ def closer(image: NDArray[np.uint8], detector: Detector) -> Detections:
     return dataclasses.replace(part, corners=part.corners + np.array([x0, y0], np.float64))
 
 
-def one_box_per_tile(found: Detections) -> Detections:
-    """Drop a tile box that overlaps a surer one by more than `vision.detector.OVERLAP`. The
-    refiner can move two boxes the detector kept apart onto one tile; in a display of tiles
-    laid side by side that happened in 4 of 8 frames (a tile boxed twice, 33-34 tiles)."""
-    from vision.detector import OVERLAP
+def one_box_per_object(found: Detections) -> Detections:
+    """Drop a tile box that overlaps a surer one by more than `vision.detector.OVERLAP`, and a
+    die box centred on a surer one (`vision.detector.one_box_per_die`). The refiner can move
+    two boxes the detector kept apart onto one object: in a display of tiles laid side by side
+    that happened in 4 of 8 frames (a tile boxed twice, 33-34 tiles), and a die boxed twice
+    refused 2 of 40 whole displays of the house look (seeds 880005 and 880008: "4 dice")."""
+    from vision.detector import OVERLAP, one_box_per_die
 
+    dice = np.array([label == "die" for label in found.labels], bool)
     kept: list[int] = []
     for i in np.argsort(-found.confidence, kind="stable"):
-        if found.labels[i] == "die" or all(
-            found.labels[j] == "die" or polygon_iou(found.corners[i], found.corners[j]) <= OVERLAP
-            for j in kept
+        if dice[i] or all(
+            dice[j] or polygon_iou(found.corners[i], found.corners[j]) <= OVERLAP for j in kept
         ):
             kept.append(int(i))
-    return found[np.sort(np.asarray(kept, np.int64))]
+    strongest_first = np.asarray(kept, np.int64)
+    return found[np.sort(one_box_per_die(found.corners, strongest_first, dice))]
 
 
 def enrol_found(image: NDArray[np.uint8], found: Detections, reader: Reader) -> Enrolment:

@@ -121,7 +121,12 @@ def _reader(readers: Path | None, family: str, out: Path) -> Reader | None:
 
 
 def measure(
-    readers: Path | None, out: Path, displays: int, detector: bool, families: tuple[str, ...]
+    readers: Path | None,
+    out: Path,
+    displays: int,
+    detector: bool,
+    families: tuple[str, ...],
+    first_seed: int = SEED,
 ) -> dict[str, object]:
     """Every family's numbers, written to `out/enrolment.json` as each family finishes."""
     out.mkdir(parents=True, exist_ok=True)
@@ -141,7 +146,7 @@ def measure(
         jobs = [(case, arrangement, k) for case, arrangement in cases for k in range(displays)]
         started = time.monotonic()
         for case, arrangement, k in each(jobs, len(jobs), f"{family} displays", "display"):
-            seed = SEED + k
+            seed = first_seed + k
             shown, rendering, _ = render_display(
                 seed,
                 family,
@@ -205,6 +210,8 @@ def main() -> int:
     parser.add_argument("--displays", type=int, default=20, help="displays per case and family")
     parser.add_argument("--out", type=Path, default=Path("runs/enrol"))
     parser.add_argument("--detector", action="store_true", help="the shipped detector's boxes")
+    parser.add_argument("--first-seed", type=int, default=SEED,
+                        help="the first display's seed (another range to confirm on)")  # fmt: skip
     args = parser.parse_args()
     if args.readers is not None and not args.readers.is_dir():
         print(f"no folder {args.readers}", file=sys.stderr)
@@ -214,7 +221,7 @@ def main() -> int:
     if unknown:
         print(f"no appearance family {unknown[0]!r}", file=sys.stderr)
         return 2
-    measure(args.readers, args.out, args.displays, args.detector, families)
+    measure(args.readers, args.out, args.displays, args.detector, families, args.first_seed)
     return 0
 
 
