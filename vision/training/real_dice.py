@@ -278,7 +278,7 @@ def read_by_size(reader: Reader, crops: Path, table: Path) -> list[dict[str, flo
 
     side = {}
     for photo in photos(table):
-        width = cv2.imread(str(photo.path)).shape[1]
+        width = _image(photo.path).shape[1]
         stem = photo.path.stem[:40]  # the crops' names keep 40 characters of the stem
         for index, (x0, y0, x1, y1) in enumerate(photo.boxes):
             side[f"{stem}_{index}"] = max(x1 - x0, y1 - y0) * SOURCE_SIDE / width
@@ -294,19 +294,17 @@ def read_at_table_scale(reader: Reader, table: Path) -> dict[str, dict[str, floa
     """The reader on each stored photograph's labelled dice, the photograph shrunk to the
     table's scale as `table_scenes` shrinks it: the reading `found_at_table_scale` would get
     from a detector that boxed every die exactly. By dark and light surroundings."""
-    from vision.crops import cut
+    from vision.detections import Detections
 
     counts = {"dark": [0, 0], "light": [0, 0]}
     for photo in photos(table):
         scale = TABLE_BOX_PX / photo.box_side()
         small = cv2.resize(_image(photo.path), None, fx=scale, fy=scale,
                            interpolation=cv2.INTER_AREA)  # fmt: skip
-        corners = [np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]]) * scale
-                   for x0, y0, x1, y1 in photo.boxes]  # fmt: skip
-        probs = reader.look_at([cut(small, c, die=True) for c in corners], embed=False,
-                               dice=[True] * len(corners))[0]  # fmt: skip
-        dice = [i for i, name in reader.names.items() if name.startswith("die-")]
-        read = [reader.names[dice[int(np.argmax(row[dice]))]] for row in probs]
+        corners = np.array([[[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
+                            for x0, y0, x1, y1 in photo.boxes]) * scale  # fmt: skip
+        exact = Detections(corners, np.ones(len(corners)), ("die",) * len(corners))
+        read = reader.read(small, exact).labels  # as the box reads a die box
         tally = counts["dark" if photo.dark else "light"]
         tally[0] += len(read)
         tally[1] += sum(r == f"die-{v}" for r, v in zip(read, photo.values, strict=True))
