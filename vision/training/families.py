@@ -266,23 +266,25 @@ statistics to move with the new looks (`train.HELD_NORMS_BELOW`)."""
 
 
 def detectors(out: Path, results: Path, seconds: float, images: int, real_table: Path | None,
-              device: str) -> int:  # fmt: skip
-    """Render `DETECTOR_LOOKS`, cut the detector's crops (with real photographs of dice pasted in
-    where `real_table` names them) and train one detector per `DETECTOR_RATE_SHARES`, side by
-    side on the GPU, each going on from the shipped one with its three classes (the markers
-    have a model of their own), each exported to `results/detector-RATE.onnx` (float)."""
+              device: str, seed: int = SEED,
+              start_from: Path = MODELS / "detector.onnx") -> int:  # fmt: skip
+    """Render `DETECTOR_LOOKS` from `seed`, cut the detector's crops (with real photographs of
+    dice pasted in where `real_table` names them) and train one detector per
+    `DETECTOR_RATE_SHARES`, side by side on the GPU, each going on from `start_from` (the shipped
+    one, or an earlier candidate's ONNX export) with its three classes (the markers have a model
+    of their own), each exported to `results/detector-RATE.onnx` (float)."""
     from vision.synth.dataset import write_dataset
     from vision.training.train import NEW_LOOKS_RATE, checkpoint_from_shipped, prepare_detector
 
     budget = Budget(seconds, results)
     workers = os.cpu_count() or 2
     data = out / "looks"
-    card = write_dataset(data, images, SEED, families=DETECTOR_LOOKS, workers=workers,
+    card = write_dataset(data, images, seed, families=DETECTOR_LOOKS, workers=workers,
                          progress=False)  # fmt: skip
     budget.log(f"rendered {images} images: {card['families']}")
     det_yaml = prepare_detector([data], out, workers=workers, real_dice=real_table)
     shown = det_yaml.parent / "images" / "train"
-    start = checkpoint_from_shipped(MODELS / "detector.onnx", shown, out / "detector.pt")
+    start = checkpoint_from_shipped(start_from, shown, out / "detector.pt")
     budget.log(f"detector crops cut: {len(list(shown.iterdir()))} for training")
     hours = max(budget.left() - DETECTOR_MARGIN, 60) / 3600
     each = max(workers // len(DETECTOR_RATE_SHARES) - 1, 1)
@@ -486,6 +488,10 @@ def main() -> int:
     parser.add_argument("--dice-reader", help=argparse.SUPPRESS)
     parser.add_argument("--detectors", action="store_true",
                         help="the detector alone (a GPU; DETECTOR_RATE_SHARES)")  # fmt: skip
+    parser.add_argument("--seed", type=int, default=SEED,
+                        help="with --detectors: the rendered frames' first seed")  # fmt: skip
+    parser.add_argument("--start-detector", type=Path, default=MODELS / "detector.onnx",
+                        help="with --detectors: the ONNX detector to go on from")  # fmt: skip
     parser.add_argument("--real-dice-table", help="table-scale photographs of dice for the "
                         "detectors (vision.training.real_dice), with train/ and val/")  # fmt: skip
     parser.add_argument("--train-detector", help=argparse.SUPPRESS)
@@ -527,8 +533,11 @@ def main() -> int:
         print(f"--real-dice-table: no train/photos.jsonl in {table}", file=sys.stderr)
         return 2
     if args.detectors:
+        if not args.start_detector.is_file():
+            print(f"--start-detector: no such file {args.start_detector}", file=sys.stderr)
+            return 2
         return detectors(Path(args.out), Path(args.results), args.seconds, args.images, table,
-                         args.device)  # fmt: skip
+                         args.device, args.seed, args.start_detector)  # fmt: skip
     return run(Path(args.out), Path(args.results), args.seconds, args.images, real, args.rounds,
                args.device, detector=not (args.no_detector or args.one_at_a_time),
                one_at_a_time=args.one_at_a_time, real_table=table)  # fmt: skip
