@@ -64,7 +64,8 @@ RENDERED = (
                   ("wrong-dice-count", "exposed-tile-stacking", "foreign-tile", "wrong-hand-size")),
     RenderedRound("rws-irregular", 102, "rws-2018",
                   ("dice-not-flat", "exposed-tile-dealing", "missing-tile")),
-    RenderedRound("mbs-irregular", 103, "mbs-2020", ("wrong-cut-order", "hands-swapped")),
+    RenderedRound("mbs-irregular", 103, "mbs-2020",
+                  ("wrong-cut-order", "hands-swapped", "off-box-played")),
 )  # fmt: skip
 """With the fixtures' wrong-first-position and house-way-violation, every kind in the catalogue;
 kinds that would blur each other (a tile moved between boxes and hands exchanged) in different

@@ -43,6 +43,11 @@ def _words(found: dict[str, Any], required_first: int | None) -> tuple[str, str,
         a, b = found["positions"]
         return (f"position {a}'s tiles stay at {a}", f"tiles carried between {a} and {b}",
                 f"Box {a}'s and box {b}'s hands were exchanged after delivery.", a)  # fmt: skip
+    if kind == "off-box-played":
+        p = found["position"]
+        return (f"box {p}'s hand set aside unplayed", f"box {p}'s hand exposed",
+                f"Box {p} is marked Off, yet its hand was exposed and played; it should have "
+                "been set aside in the burnt box.", p)  # fmt: skip
     if kind == "wrong-hand-size":
         (p, n), (q, m) = sorted(found["sizes"].items())
         return ("4 tiles a position", f"box {p}: {n} tiles, box {q}: {m} tiles",
@@ -114,12 +119,14 @@ def shift_messages(
                 if k in h
             }
             for p, h in truth["hands"].items()
+            if not h.get("set_aside")  # the box out of play's hand is burnt, not played
         }
         record = {
             "round_id": round_id,
             "table_id": table_id,
             "rules": rules,
             "banker": plan.banker,
+            "off_box": plan.off_box,
             "started_s": index * ROUND_S,
             "ended_s": (index + 1) * ROUND_S,
             "complete": True,

@@ -31,6 +31,7 @@ from rules.deal import (
     SetUp,
     find_cut,
     first_position,
+    removed_box,
 )
 from rules.hands import Hand, HandKind, InvalidHandError, Setting, all_settings
 from rules.houseway import Clause, HouseWay, HouseWayCheck
@@ -84,6 +85,7 @@ __all__ = [
     "first_position",
     "house_sets_bank",
     "parse_tiles",
+    "removed_box",
     "ruleset_ids",
     "stack_signature",
 ]

@@ -26,6 +26,7 @@ __all__ = [
     "find_cut",
     "first_position",
     "parse_grid",
+    "removed_box",
 ]
 
 POSITIONS = 8
@@ -86,6 +87,20 @@ def first_position(total: int, banker: int, adjust: int = 0) -> int:
     if adjust not in (-4, 0, 4):
         raise DealError(f"the delivery adjustment is +4 or -4 (NZ 9.6), got {adjust:+d}")
     return (banker - 1 + total + adjust - 1) % POSITIONS + 1
+
+
+def removed_box(totals: Sequence[int], house_box: int) -> int:
+    """The box removed from play and marked "Off": count counter-clockwise from box 1 by the
+    dice total; a throw that names the house's box is thrown again (NZ 12.10, MBS 5.6.1-5.6.2).
+    `totals` are the throws in order; the first that names another box decides."""
+    _check_position(house_box, "house's box")
+    for total in totals:
+        if not 3 <= total <= 18:
+            raise DealError(f"three dice total 3 to 18, got {total}")
+        box = (total - 1) % POSITIONS + 1
+        if box != house_box:
+            return box
+    raise DealError("every throw named the house's box: throw again (NZ 12.10, MBS 5.6.2)")
 
 
 def _check_position(position: int, what: str) -> None:

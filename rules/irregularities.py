@@ -31,6 +31,7 @@ class Irregularity(Enum):
     WRONG_DICE_COUNT = "wrong-dice-count"
     WRONG_HAND_SIZE = "wrong-hand-size"
     HANDS_SWAPPED = "hands-swapped"
+    OFF_BOX_PLAYED = "off-box-played"
 
 
 @dataclass(frozen=True)
@@ -82,5 +83,7 @@ CATALOGUE: dict[Irregularity, IrregularityInfo] = {
               ("1.0 'Hand', 10.1, 10.3(b)", "A 'Hand', 8.2, 8.12", "1 'Low Hand', 3.10", "1.1.8, 1.1.12, 3.11")),
         _info(K.HANDS_SWAPPED, S.CRITICAL, "tiles or hands moved between positions after delivery",
               ("10.8-10.9, 12.15", "14.1-14.2, 15.12", "3.10", "5.7, 5.9")),
+        _info(K.OFF_BOX_PLAYED, S.HIGH, "the hand dealt to a box marked \"Off\" was played, not set aside",
+              ("3.3(e), 11.1(a), 12.9-12.10", _SILENT, _SILENT + " (3.9: tiles of a box without a bet are burnt)", "3.12, 5.6.1")),
     )
 }  # fmt: skip

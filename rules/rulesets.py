@@ -52,6 +52,12 @@ class Ruleset:
     """Where the book says which cut a round is dealt with."""
     delivery_adjustment: ClassVar[bool] = False
     """Whether the banker may add or take 4 from the dice total (NZ 9.6)."""
+    off_clause: ClassVar[str | None] = None
+    """Where the book lets the house take a box out of play, marked by an "Off" button on the box
+    the dice name (NZ 12.9-12.10, MBS 5.6-5.6.2); None where it has no such button."""
+    off_with_co_bank: ClassVar[bool] = False
+    """Whether a box may be taken out of play while a player co-banks with the house (NZ 12.9(b):
+    "either alone or with a co-banker"); MBS 5.6 asks that the dealer hold the bank."""
     match_clause: ClassVar[str]
     deal_clause: ClassVar[str]
 

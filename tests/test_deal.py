@@ -15,6 +15,7 @@ from rules import (
     find_cut,
     find_ruleset,
     first_position,
+    removed_box,
     stack_signature,
 )
 from rules.deal import parse_grid
@@ -42,6 +43,30 @@ def test_first_position_counts_from_the_banker(total: int, banker: int) -> None:
 )  # fmt: skip
 def test_first_position_examples(total: int, banker: int, adjust: int, first: int) -> None:
     assert first_position(total, banker, adjust) == first
+
+
+@pytest.mark.parametrize(
+    ("throws", "house_box", "off"),
+    [([3], 1, 3), ([8], 1, 8), ([10], 1, 2), ([9, 4], 1, 4), ([17, 9, 18], 1, 2), ([12, 5], 4, 5),
+     ([12], 8, 4)],
+    ids=["3", "8", "10 is 2", "9 names the house: again", "twice again",
+         "the co-banker's box: again", "counted from box 1, not the banker's"],
+)  # fmt: skip
+def test_the_box_removed_counts_from_box_1_and_never_the_house(
+    throws: list[int], house_box: int, off: int
+) -> None:
+    """NZ 12.10, MBS 5.6.1-5.6.2: counted counter-clockwise from box 1, thrown again while the
+    throw names the house's box."""
+    assert removed_box(throws, house_box) == off
+
+
+@pytest.mark.parametrize(
+    ("throws", "message"),
+    [([9, 17], "throw again"), ([2], "3 to 18"), ([19], "3 to 18")],
+)
+def test_a_box_removed_needs_a_throw_that_names_another(throws: list[int], message: str) -> None:
+    with pytest.raises(DealError, match=message):
+        removed_box(throws, 1)
 
 
 @pytest.mark.parametrize(

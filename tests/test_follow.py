@@ -1356,3 +1356,21 @@ def test_an_accuracy_report_names_the_models_it_was_measured_with(
 
     monkeypatch.setattr(accuracy, "MODELS", models)
     assert accuracy._models_named().startswith(named)
+
+
+@pytest.mark.parametrize(
+    ("seed", "rules", "injected", "off_box"),
+    [(990010, "mbs-2020", None, 7), (990000, "nz-1998", "off-box-played", 8)],
+    ids=["set aside", "played"],
+)
+def test_a_box_marked_off_has_its_hand_set_aside(
+    seed: int, rules: str, injected: str | None, off_box: int
+) -> None:
+    """A box out of play (its "Off" button on it, NZ 12.10, MBS 5.6.1) is dealt a hand like the
+    others, which the dealer sets aside in the burnt box (MBS 3.12): the follower expects 28
+    tiles face up, not 32 (no missing-tile), and records the box; the hand played instead is
+    `off-box-played`."""
+    outcome = run_round((seed, rules, injected, "labels", (1280, 720), None, True))
+    assert outcome.off_box == off_box and outcome.off_right
+    assert outcome.raised == ([injected] if injected else [])
+    assert outcome.hands_exact == outcome.hands_checked == (8 if injected else 7)

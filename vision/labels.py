@@ -35,7 +35,9 @@ finds them (`vision.detector.MarkerDetector`), not the tiles' detector."""
 PLUS_4, MINUS_4 = "button-plus-4", "button-minus-4"
 """The button showing a player/banker's +4 or -4 (NZ 9.6-9.7), laid centrally on the table."""
 ADJUST = {PLUS_4: 4, MINUS_4: -4}
-MARKERS = (CHUNG_BANKER, CHUNG_CO, PLUS_4, MINUS_4)
+OFF = "button-off"
+"""The button marking a box out of play (NZ 3.3(e), 12.10; MBS 5.6.1): its hand is set aside."""
+MARKERS = (CHUNG_BANKER, CHUNG_CO, PLUS_4, MINUS_4, OFF)
 NOT_A_MARKER = "none"
 """The marker face reader's answer for a box on no marker (a card, a chip, a tile)."""
 

@@ -98,6 +98,7 @@ class MBS2020(Ruleset):
     random_cut = True
     cut_set_up = True
     cut_clause = "3.9"
+    off_clause: ClassVar[str | None] = "5.6-5.6.2, 3.12"
     cuts: ClassVar[tuple[str, ...] | None] = (
         "yat-dong-dong", "cup-say", "chee-yee", "dai-pin", "jung-quat", "long-tau-fong-may",
         "wui-fung-bank", "foot-say", "harbour-bridge", "ghan-dong-ping-say", "pong-jun",
@@ -202,6 +203,7 @@ class RWS2018(MBS2020):
     random_cut = False
     cut_set_up = False
     cut_clause = "the table's list"
+    off_clause = None  # RWS has no "Off" button (3.9 burns the tiles of a box without a bet)
     cuts = None  # RWS names no cuts: the table's configured cut is accepted as given
     pairs_ref = "App. C 1.2"
     special_ref = "App. C 1.3"

@@ -214,6 +214,9 @@ class FollowerBase:
     """Who banks this round, as announced or configured (None: not known)."""
     adjust: Steady[int]
     """The +4 or -4 a button shows for this round (NZ 9.6), else 0 (`.value`)."""
+    off_box: int | None
+    """The box an "Off" button marks out of play (NZ 12.10, MBS 5.6.1) for the round in
+    progress, as seen before its delivery began; else None."""
     round: Round | None
     image: NDArray[np.uint8] | None
     stacks_before: deque[list[NDArray[np.float64]]]

@@ -32,8 +32,15 @@ from vision.follow.hands import HandsPhase
 from vision.follow.judge import Judge, permitted_choices
 from vision.follow.records import HandRecord, RoundRecord
 from vision.follow.view import View
-from vision.labels import ADJUST, CHUNG_BANKER, CHUNG_CO, MARKERS
+from vision.labels import ADJUST, CHUNG_BANKER, CHUNG_CO, MARKERS, OFF
 from vision.table import Locate, TableConfig
+
+OFF_GONE_LOOKS = 10
+"""Looks for markers running (one every `MARKER_EVERY_S`, 0.5 s) that must miss the "Off" button
+before its box counts as back in play: 5 s of video. From pixels a look misses or misreads the
+button now and then (a hand played on its box can cover it for the whole exposure, rounds
+990193 and 990217), and a box comes back between rounds, not within one (NZ 12.11); the round
+in progress keeps the box it took before its delivery (`_take`)."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,10 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         """The chung as last seen steadily on a box: it holds until seen elsewhere."""
         self.adjust: Steady[int] = Steady(ROUND.steady, 0)
         """A player/banker's +4 or -4 as its button shows it (NZ 9.6-9.7): for the round."""
+        self.off: Steady[int | None] = Steady(ROUND.steady, None)
+        """The box an "Off" button lies on: it holds until the button is seen on another box,
+        or not seen for `OFF_GONE_LOOKS` looks running (NZ 12.11: the box back in play)."""
+        self.off_gone = Streak(OFF_GONE_LOOKS)
         self.bank: str | None = None
         self.banker_known = "configured"
         self._take(self.standing)
@@ -114,6 +125,24 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         chung = np.array([m in (CHUNG_BANKER, CHUNG_CO) for m in markers.labels], bool)
         self._watch_chung(t, markers[chung])
         self._watch_adjust(t, markers)
+        self._watch_off(t, markers)
+
+    def _watch_off(self, t: float, markers: Detections) -> None:
+        """An "Off" button seen on a box: that box's hand is to be set aside unplayed (NZ 12.10,
+        MBS 5.6.1, 3.12). Two on the table (only one box is removed): nothing to go by."""
+        boxes = {int(zone[1:]) for label, zone in zip(markers.labels, markers.zones, strict=True)
+                 if label == OFF and zone in PLAYER_ZONES}  # fmt: skip
+        if len(boxes) > 1 or (not boxes and not self.off_gone.update(True, t)):
+            self.off.lose(t)  # a look that misses the button is no sign it was taken away
+            return
+        if not boxes:
+            taken = self.off.value is not None
+            self.off.reset(None)
+        else:
+            self.off_gone.update(False, t)
+            taken = self.off.see(boxes.pop(), t)
+        if taken:
+            self._retake()
 
     def _watch_adjust(self, t: float, markers: Detections) -> None:
         """A +4 or -4 button seen on the table: the first position moves by it (NZ 9.6-9.7), once
@@ -142,6 +171,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         against, from what was announced and otherwise from `table.yaml`."""
         table, chung = self.table, self.chung.value
         self.in_force = said
+        self.off_box = self.off.value
         seen_bank = Bank.CO_BANK.value if chung is not None and chung.co else None
         self.bank = said.bank or seen_bank or table.bank
         banker = said.banker or (chung.box if chung else None) or table.banker
@@ -344,6 +374,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
             banker_known=self.banker_known,
             bank=self.bank,
             adjust=self.adjust.value if self.judge.ruleset.delivery_adjustment else 0,
+            off_box=self.off_box,
             started_s=round(round_.started_s, 3),
             ended_s=None if abandoned else round(t, 3),
             complete=round_.complete and not abandoned,

@@ -120,9 +120,22 @@ class HandsPhase(FollowerBase):
                 watch.final = watch.settle(len(rows))
                 watch.final_t = watch.steady.since
                 self._judge_hand(zone, watch, t, out)
-        finals = [w for w in round_.watches.values() if w.final is not None]
-        if len(finals) == 8 and not round_.closed_checks:
+        finals = [z for z, w in round_.watches.items() if w.final is not None]
+        if len(set(finals) - {self._off_zone()}) == 8 - bool(self.off_box) and (
+            not round_.closed_checks
+        ):  # every hand in play is exposed (a box out of play's is set aside)
             self._judge_set(t, out)
+
+    def _off_zone(self) -> str | None:
+        return None if self.off_box is None else f"p{self.off_box}"
+
+    def _set_aside(self) -> int:
+        """Tiles not to be seen face up: the hand of the box out of play, set aside unplayed,
+        unless it was exposed (`K.OFF_BOX_PLAYED`)."""
+        round_, zone = self.round, self._off_zone()
+        assert round_ is not None
+        played = zone in round_.watches and round_.watches[zone].final is not None
+        return 0 if zone is None or played else 4
 
     def _axis(self, zone: str) -> NDArray[np.float64]:
         polygon = self.locate.zones[zone]
@@ -141,6 +154,20 @@ class HandsPhase(FollowerBase):
         since = watch.final_t
         for face in hand.tiles:
             round_.faces_seen[face] += 1
+        if zone == self._off_zone():
+            self._alert(
+                out,
+                K.OFF_BOX_PLAYED,
+                position,
+                f"box {position}'s hand set aside unplayed",
+                f"box {position}'s hand exposed",
+                since,
+                t,
+                confidence,
+                zone,
+                summary=f"{_box(position).capitalize()} is marked Off, yet its hand was exposed "
+                "and played; it should have been set aside in the burnt box.",
+            )
         report = self.judge.integrity(list(round_.faces_seen.elements()), whole_set=False)
         for tile, extra in report.foreign:
             if str(tile) in hand.tiles:
@@ -208,24 +235,28 @@ class HandsPhase(FollowerBase):
         assert round_ is not None
         round_.closed_checks = True
         total = sum(round_.faces_seen.values())
+        in_play = 32 - self._set_aside()
         report = self.judge.integrity(list(round_.faces_seen.elements()), whole_set=True)
-        if total < 32:
+        if total < in_play:
             missing = ", ".join(f"{tile} x{n}" for tile, n in report.missing)
+            if in_play < 32:
+                missing += f" (of them {32 - in_play} set aside from the box out of play)"
             self._alert(
                 out,
                 K.MISSING_TILE,
                 None,
-                "32 tiles",
+                f"{in_play} tiles",
                 f"{total} tiles; missing {missing}",
                 t,
                 t,
                 min(w.agreement for w in round_.watches.values() if w.final is not None),
                 "stack",
-                summary=f"Only {total} of the 32 tiles were seen this round; missing {missing}.",
+                summary=f"Only {total} of the {in_play} tiles were seen this round; "
+                f"missing {missing}.",
                 whole_frame=True,
             )
         short = sum(4 - n for n in round_.short_hands.values())
-        if short > 32 - total:
+        if short > in_play - total:
             for zone, size in round_.short_hands.items():
                 self._alert(
                     out,

@@ -98,6 +98,12 @@ class RoundRecord(BaseModel):
         description="A player/banker's +4 or -4 on the dice total for the first position, as "
         "its button showed it (NZ 9.6-9.7); 0 where none, or the rule book offers none.",
     )
+    off_box: Position | None = Field(
+        None,
+        title="Box out of play",
+        description='The box an "Off" button marked (NZ 12.9-12.10, MBS 5.6.1): its hand is set '
+        "aside unplayed, so it is not among `hands`; None where no button was seen.",
+    )
     started_s: float = Field(title="Start", description="Video time (s).")
     ended_s: float | None = Field(None, title="End", description="None if the round was abandoned.")
     complete: bool = Field(

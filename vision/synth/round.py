@@ -34,9 +34,10 @@ from rules import (
     find_ruleset,
     first_position,
     house_sets_bank,
+    removed_box,
 )
 from rules.rulesets import Ruleset
-from vision.labels import CHUNG_BANKER, CHUNG_CO, MINUS_4, PLUS_4
+from vision.labels import CHUNG_BANKER, CHUNG_CO, MINUS_4, OFF, PLUS_4
 from vision.layout import TableLayout
 from vision.progress import each
 from vision.synth.camera import Camera
@@ -57,6 +58,7 @@ INJECTABLE = (
     Irregularity.DICE_NOT_FLAT,
     Irregularity.WRONG_DICE_COUNT,
     Irregularity.HANDS_SWAPPED,
+    Irregularity.OFF_BOX_PLAYED,
 )
 
 # Phase lengths in seconds.
@@ -116,6 +118,16 @@ SET_UP_AT = (0.1, 0.3)
 DIAGONAL_SHOWN = (0.3, 0.8)
 """Seconds into the cut phase during which Fong May's diagonal tile lies across the stacks; it
 is returned before delivery (MBS App. D)."""
+OFF_CHANCE = 0.25
+"""How often a round whose book has the "Off" button (NZ 12.9-12.10, MBS 5.6) and whose bank
+allows it is played with a box out of play: often enough that every book that has one shows it
+in a few dozen rounds; at a real table it is rare."""
+OFF_THROWS = 16
+"""Throws drawn for the box removed (`rules.removed_box`): a throw naming the house's box is
+thrown again (about one in eight), so 16 all naming it (1 in 10^14) never happen."""
+BURNT_BOX = (-560.0, 150.0)
+"""Table mm where the dealer sets aside the hand dealt to a box out of play (the "Burnt Box" of
+MBS 3.12 and App. A): on the dealer's side, left of the bank area, outside every zone."""
 TABLE_CUTS = {"rws-2018": ("yat-dong-dong", "cup-say", "chee-yee", "dai-pin", "jung-quat")}
 """The simulated table's own list of cuts (`table.yaml` `cuts`), where its book names none."""
 
@@ -129,6 +141,8 @@ class Context:
     clause: str
     adjust: int = 0
     """+4 or -4 nominated by a player/banker where the rule book offers it (NZ 9.6), else 0."""
+    off: bool = False
+    """Whether a box is out of play, marked "Off" (NZ 12.9, MBS 5.6: only while the house banks)."""
 
     @classmethod
     def draw(cls, ruleset: Ruleset, rng: np.random.Generator) -> Context:
@@ -137,7 +151,9 @@ class Context:
         adjust = 0
         if ruleset.delivery_adjustment and bank is Bank.PLAYER:
             adjust = list(ADJUSTS)[int(rng.choice(len(ADJUSTS), p=list(ADJUSTS.values())))]
-        return cls(bank, regime.checkable, regime.clause, adjust)
+        house = bank is Bank.HOUSE or (bank is Bank.CO_BANK and ruleset.off_with_co_bank)
+        off = ruleset.off_clause is not None and house and bool(rng.random() < OFF_CHANCE)
+        return cls(bank, regime.checkable, regime.clause, adjust, off)
 
 
 class RoundError(ValueError):
@@ -188,6 +204,17 @@ class Plan:
     exposed_while_dealing: int | None = None
     swapped: tuple[int, int] | None = None
     moved_tile: tuple[int, int, int] | None = None  # tile id, from position, to position
+    off_box: int | None = None
+    """The box out of play, its "Off" button on it (NZ 12.10, MBS 5.6.1): its hand is dealt with
+    the others and then set aside in the burnt box, unplayed (MBS 3.12, NZ 11.1(a))."""
+    off_played: bool = False
+    """Injected: the hand of the box out of play is set and exposed as if it were in play."""
+
+    @property
+    def set_aside(self) -> int | None:
+        """The box whose hand goes to the burnt box unplayed: the box out of play, unless its
+        hand is (irregularly) played."""
+        return None if self.off_played else self.off_box
 
 
 def plan_round(
@@ -229,6 +256,12 @@ def plan_round(
         banker = HOUSE_BOX
     dice = tuple(int(v) for v in rng.integers(1, 7, 3))
     adjust = drawn.adjust if drawn is not None else 0
+    off_box = None
+    if (drawn is not None and drawn.off) or (
+        Irregularity.OFF_BOX_PLAYED in kinds and ruleset.off_clause is not None
+    ):  # the box the dealer's throws name (NZ 12.10, MBS 5.6.1), from a stream of its own
+        throws = np.random.default_rng([seed, 0x39]).integers(1, 7, (OFF_THROWS, 3)).sum(1)
+        off_box = removed_box([int(total) for total in throws], banker)
     order = DeliveryOrder.build(found, options, Dice.of(dice), banker, adjust)
     faces = list(FACES_IN_SET)
     rng.shuffle(faces)
@@ -317,6 +350,10 @@ def plan_round(
         plan.irregularities.append(
             {"kind": "wrong-hand-size", "sizes": {src: len(hands[src]), dst: len(hands[dst])}}
         )
+    plan.off_box = off_box
+    if Irregularity.OFF_BOX_PLAYED in kinds and off_box is not None:
+        plan.off_played = True
+        plan.irregularities.append({"kind": "off-box-played", "position": off_box})
     if Irregularity.HANDS_SWAPPED in kinds:
         a, b = (int(p) for p in rng.choice(8, 2, replace=False) + 1)
         hands[a], hands[b] = hands[b], hands[a]
@@ -334,7 +371,7 @@ def plan_round(
             wrong=Irregularity.HOUSE_WAY_VIOLATION in kinds
             and house_sets_bank(Bank(plan.bank)),  # a player/banker's own setting is no breach
         )
-    plan.exposure_order = [(banker - 1 + k) % 8 + 1 for k in range(8)]
+    plan.exposure_order = [p for k in range(8) if (p := (banker - 1 + k) % 8 + 1) != plan.set_aside]
     return plan
 
 
@@ -560,6 +597,8 @@ class RoundScene:
             things.append(self._chung())
         if plan.adjust:
             things.append(self._adjust_button())
+        if plan.off_box is not None:
+            things.append(self._off_button())
         if dealer_hand is not None:
             x, y = dealer_hand
             things.append(arm(x * 0.3, -300, x, y - 40, 110, 85, self.skin))
@@ -615,7 +654,9 @@ class RoundScene:
                     target.level,
                     plan.exposed_while_dealing == tid and t < tl.setting,
                 )
-                if t >= tl.setting:
+                if t >= tl.setting and position == plan.set_aside:
+                    poses[tid] = self._set_aside(target, slot, t)
+                elif t >= tl.setting:
                     mode = "set"
                     if t >= self._exposed_at(position):
                         mode = "exposed"
@@ -642,6 +683,18 @@ class RoundScene:
         if t < tl.clearing:
             return "exposure"
         return "clearing"
+
+    def _set_aside(self, dealt: Pose, slot: int, t: float) -> Pose:
+        """A tile of the box out of play, carried face down to the burnt box as setting begins
+        and left there, two by two, until the table clears (MBS 3.12, NZ 11.1(a))."""
+        bx, by = BURNT_BOX
+        w = self.size.width
+        end = Pose(bx + (slot // 2 - 0.5) * (w + 2), by, 0.0, slot % 2, False)
+        carried = min((t - self.time.setting) / SWAP_MOVE, 1.0)
+        if carried >= 1:
+            return end
+        return Pose(dealt.x + (end.x - dealt.x) * carried, dealt.y + (end.y - dealt.y) * carried,
+                    dealt.yaw * (1 - carried), 3, False)  # fmt: skip
 
     def _exposed_at(self, position: int) -> float:
         tl = self.time
@@ -678,6 +731,20 @@ class RoundScene:
         return Box("button", (*ADJUST_SPOT, BUTTON_SIZE[2] / 2), BUTTON_SIZE, rotation_z(0.0),
                    top, top, ((90, 50, 10),) * 4, PLUS_4 if self.plan.adjust > 0 else MINUS_4,
                    {"id": "adjust"})  # fmt: skip
+
+    def _off_button(self) -> Box:
+        """The "Off" button on the box out of play (NZ 3.3(e), 12.10; MBS 5.6.1), beside its hand
+        spot on the side away from where a chung lies. A hand played there anyway (exposed in a
+        line) may cover it."""
+        layout, box = self.layout, self.plan.off_box
+        assert box is not None
+        angle = layout.hand_angle(box)
+        x, y = layout.hand_spots[box - 1]
+        x, y = x + CHUNG_ASIDE * math.sin(angle), y - CHUNG_ASIDE * math.cos(angle)
+        word = plaque("OFF", BUTTON_COLOUR, BUTTON_SIZE[:2])
+        top = np.ascontiguousarray(word[::-1, ::-1])  # read from the players' side
+        return Box("button", (x, y, BUTTON_SIZE[2] / 2), BUTTON_SIZE, rotation_z(angle), top, top,
+                   ((90, 50, 10),) * 4, OFF, {"id": "off"})  # fmt: skip
 
     def _dice(self, t: float) -> list[Thing]:
         plan, tl = self.plan, self.time
@@ -721,12 +788,14 @@ def ground_truth(plan: Plan) -> dict[str, object]:
                 entry["house_way"] = None
             if position == plan.banker:
                 bank_setting = setting
+        if position == plan.set_aside:
+            entry["set_aside"] = True  # dealt, then burnt unplayed (MBS 3.12)
         hands[str(position)] = entry
     outcomes = {}
     if bank_setting is not None:
         for position in range(1, 9):
             entry = hands[str(position)]
-            if position == plan.banker or "house_way" not in entry:
+            if position in (plan.banker, plan.set_aside) or "house_way" not in entry:
                 continue
             player = Setting.parse(" ".join(entry["high"]) + " / " + " ".join(entry["low"]))  # type: ignore[arg-type]
             outcomes[str(position)] = ruleset.match(player, bank_setting).result.value
@@ -746,6 +815,11 @@ def ground_truth(plan: Plan) -> dict[str, object]:
             for g in range(8)
         ),
         {"t": tl.setting, "kind": "setting"},
+        *(
+            [{"t": tl.setting, "kind": "set-aside", "position": plan.set_aside}]
+            if plan.set_aside is not None
+            else []
+        ),
         {"t": tl.bank, "kind": "bank-exposed"},
         *(
             {
@@ -793,6 +867,8 @@ def ground_truth(plan: Plan) -> dict[str, object]:
         }
     if plan.adjust:  # the button showing the player/banker's +4 or -4
         truth["adjust"] = plan.adjust
+    if plan.off_box is not None:  # the box out of play, its "Off" button on it
+        truth["off_box"] = plan.off_box
     if plan.chung:  # where the chung lies and its face up
         truth["chung"] = {"box": plan.banker, "label": CHUNG_CO if plan.bank == "co-bank"
                           else CHUNG_BANKER}  # fmt: skip

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vision.labels import CHUNG_BANKER, CHUNG_CO, MINUS_4, PLUS_4
+from vision.labels import CHUNG_BANKER, CHUNG_CO, MINUS_4, OFF, PLUS_4
 from vision.layout import TableLayout
 from vision.synth.camera import Camera
 from vision.synth.scene import Box, Thing, arm, die, disc, rotation_z, tile
@@ -28,6 +28,9 @@ ACRYLIC = (
 """BGR: the coloured acrylic a table's chung and buttons are cut from (red, dark red, green,
 blue, black, gold, purple): each casino's kit is its own, so the detector learns the plaque and
 its word, not one colour."""
+BUTTONS = (("+4", PLUS_4), ("-4", MINUS_4), ("OFF", OFF))
+"""The buttons a table's kit carries, drawn alike: a player/banker's +4 and -4 (NZ 9.7) and the
+"Off" of a box out of play (NZ 3.3(e), MBS 5.6.1)."""
 MARKER_CHANCE = {"chung": 0.6, "button": 0.3}
 """How often a training scene shows the chung and a +4/-4 button (NZ 9.6): often enough that the
 detector sees each face a few hundred times in a data set, rarely enough that most scenes show
@@ -258,9 +261,8 @@ def _marker(layout: TableLayout, rng: np.random.Generator, chung: bool) -> Box:
         size = (float(rng.uniform(60, 100)), float(rng.uniform(25, 40)), float(rng.uniform(6, 12)))
         x, y = layout.box_centres[int(rng.integers(8))]
         x, y = x + rng.normal(0, 50), y + rng.normal(0, 50)
-    else:
-        plus = bool(rng.random() < 0.5)
-        word, label = ("+4", PLUS_4) if plus else ("-4", MINUS_4)
+    else:  # +4, -4 (NZ 9.7) or Off (NZ 3.3(e)): the same acrylic button, its word apart
+        word, label = BUTTONS[int(rng.integers(len(BUTTONS)))]
         side = float(rng.uniform(40, 60))
         size = (side, side, float(rng.uniform(4, 8)))
         x, y = rng.uniform(-700, 700), rng.uniform(150, 900)

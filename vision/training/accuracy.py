@@ -28,7 +28,7 @@ import cv2
 import numpy as np
 import onnxruntime
 
-from rules import CUTS, CutChoice, stack_signature
+from rules import CUTS, CutChoice, Irregularity, find_ruleset, stack_signature
 from vision import crops, detector, refine
 from vision import reuse as reuse_module
 from vision.detections import Detections
@@ -49,6 +49,7 @@ from vision.synth.round import (
     Studio,
     Timeline,
     ground_truth,
+    plan_round,
 )
 from vision.table import CalibrationError, TableConfig, calibrate
 
@@ -99,6 +100,10 @@ class Outcome:
     """The stacks (1-8) the dealer pushed to show the cut before delivery (MBS App. D)."""
     set_up_read: list[int] = field(default_factory=list)
     """The stacks the round record says were pushed."""
+    off_box: int | None = None
+    """The box out of play, its "Off" button on it (NZ 12.10, MBS 5.6.1)."""
+    off_right: bool = False
+    """The round record's `off_box` is that box (or None, where there was none)."""
     declined: str | None = None
     """The irregularity planned for the round that its bank makes none: a player/banker sets
     their own hand as they like (`rules.house_sets_bank`), so the round is followed as clean."""
@@ -158,6 +163,8 @@ def evidence_time(studio: Studio, kind: str) -> float:
         return next(exposed[int(p)] for p, size in sizes if size > 4)
     if kind == "missing-tile":
         return max(exposed.values())
+    if kind == "off-box-played":  # the box out of play's hand is turned face up
+        return exposed[int(found["position"])]  # type: ignore[call-overload]
     # hands-swapped: each hand is put down in the other's box (until then hands carried over
     # the table could still be going to the bank area or back)
     return tl.setting + SWAP_MOVE
@@ -210,7 +217,7 @@ def run_round(
     if records:
         seen = records[0].hands
         for position, hand in truth["hands"].items():  # type: ignore[attr-defined]
-            if len(hand["tiles"]) != 4:
+            if len(hand["tiles"]) != 4 or hand.get("set_aside"):  # a burnt hand is not played
                 continue
             checked += 1
             got = seen.get(position)
@@ -222,7 +229,8 @@ def run_round(
     cut = {"cut_known": "", "cut_right": False, "cut_fits": 0}
     set_up = sorted(s + 1 for s in plan.set_up.pushed) if plan.set_up is not None else []
     bank = {"banker_right": False, "co_bank_right": False, "banker_known": "",
-            "adjust": plan.adjust, "adjust_right": False}  # fmt: skip
+            "adjust": plan.adjust, "adjust_right": False, "off_box": plan.off_box,
+            "off_right": False}  # fmt: skip
     if records:
         record = records[0]
         bank = {
@@ -231,6 +239,8 @@ def run_round(
             "banker_known": record.banker_known,
             "adjust": plan.adjust,
             "adjust_right": record.adjust == plan.adjust,
+            "off_box": plan.off_box,
+            "off_right": record.off_box == plan.off_box,
         }
         recorded = CutChoice(record.cut, CUTS[record.cut].options(**record.cut_options))
         dealt = CutChoice(plan.cut, CUTS[plan.cut].options(**plan.cut_options))
@@ -404,7 +414,11 @@ def plan_rounds(
     jobs = []
     for k in range(count):
         injected = None if k < clean else INJECTABLE[(k - clean) % len(INJECTABLE)].value
-        jobs.append((first + k, RULES[k % len(RULES)], injected))
+        books = [*RULES[k % len(RULES) :], *RULES[: k % len(RULES)]]
+        if injected == Irregularity.OFF_BOX_PLAYED.value:  # only some books have an Off button
+            books = [b for b in RULES if find_ruleset(b).off_clause is not None]
+            books = books[(k // len(INJECTABLE)) % len(books) :]  # taking turns
+        jobs.append((first + k, books[0], injected))
     return jobs
 
 
@@ -663,7 +677,13 @@ def one_line(outcome: Outcome) -> str:
     )
     return (f"{outcome.seed} {outcome.rules} {outcome.injected or 'clean'}: "
             f"raised {raised or 'nothing'}; hands {outcome.hands_exact}/{outcome.hands_checked}"
+            + (f"; off box {outcome.off_box} {'recorded' if outcome.off_right else 'MISSED'}"
+               if outcome.off_box else "")
             + (f"; error: {outcome.error}" if outcome.error else ""))  # fmt: skip
+
+
+def _has_off_box(seed: int, rules: str, injected: str | None) -> bool:
+    return plan_round(seed, rules, [injected] if injected else [], context=True).off_box is not None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -694,6 +714,12 @@ def main(argv: list[str] | None = None) -> int:
         help="each round draws who banks and its cut as its rule book says, and the follower "
         "is told nothing but the table's configuration (without: it is told the round's cut)",
     )
+    parser.add_argument(
+        "--with-off",
+        action="store_true",
+        help="with --context: follow only the planned rounds that have a box out of play (an "
+        '"Off" button, NZ 12.10, MBS 5.6.1) and print what each raised (no report)',
+    )
     parser.add_argument("--resolution", default="1280x720")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out", default="docs/accuracy.md")
@@ -712,6 +738,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--seeds {' '.join(map(str, unknown))}: not among the planned rounds "
                          f"{args.first_seed}-{args.first_seed + args.rounds - 1}")  # fmt: skip
         planned = [job for job in planned if job[0] in args.seeds]
+    if args.with_off:
+        if not args.context:
+            parser.error("--with-off needs --context: only a drawn context has a box out of play")
+        planned = [job for job in planned if _has_off_box(*job)]
     jobs = [(*job, args.source, (width, height), args.cache, args.context) for job in planned]
     started = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
@@ -719,7 +749,7 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.perf_counter() - started
     if args.json:
         Path(args.json).write_text(json.dumps([o.__dict__ for o in outcomes], indent=1))
-    if args.seeds:
+    if args.seeds or args.with_off:
         print("\n".join(map(one_line, outcomes)))
         return 0
     command = "python3 -m vision.training.accuracy " + " ".join(

@@ -588,7 +588,7 @@ def _markers_bullet(m: dict) -> str:  # type: ignore[type-arg]
     if m.get("ms_per_marker_look") is None:
         return ""
     before = m["without_markers"]
-    return f"""- **The markers, a detector of their own.** The chung (by its face) and the +4 and -4
+    return f"""- **The markers, a detector of their own.** The chung (by its face) and the +4, -4 and Off
   buttons are found by a second YOLO11n-OBB (`models/markers.onnx`, trained after the tile
   detector, which has no marker classes) every {MARKER_EVERY_S:g} s of video, not every frame:
   they stay put for the round; a face reader reads each of its boxes again from the

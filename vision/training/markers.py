@@ -1,4 +1,4 @@
-"""The round's markers (the chung by its face, the +4 and -4 buttons) found by a detector of
+"""The round's markers (the chung by its face, the +4, -4 and Off buttons) found by a detector of
 their own, trained on this CPU.
 
 The shipped detector was trained before the markers; teaching them to it needs a GPU run
@@ -32,7 +32,7 @@ import numpy as np
 
 from vision.crops import cut
 from vision.detector import DETECTOR_INPUT, MODELS
-from vision.labels import MARKERS, MINUS_4, NOT_A_MARKER, PLUS_4
+from vision.labels import MARKERS, MINUS_4, NOT_A_MARKER, OFF, PLUS_4
 from vision.progress import progress
 from vision.training.train import (
     DETECTOR_CROP,
@@ -152,7 +152,7 @@ def prepare_marker_faces(datasets: list[Path], out: Path, seed: int = 0) -> Path
         for obj in labelled:
             if obj["label"] in MARKERS:
                 corners = np.asarray(obj["corners"], np.float64)
-                square = obj["label"] in (PLUS_4, MINUS_4)
+                square = obj["label"] in (PLUS_4, MINUS_4, OFF)
                 crops += [(obj["label"], face_box(corners, rng, square))
                           for _ in range(FACE_COPIES)]  # fmt: skip
         others = [o for o in labelled if o["label"] not in MARKERS]
@@ -252,6 +252,8 @@ def main() -> int:
     parser.add_argument("--hours", type=float, default=1.0)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--start", help="with --faces: a face reader checkpoint (.pt) to go on "
+                        "from, its classes the markers' and `none`")  # fmt: skip
     args = parser.parse_args()
     datasets = [Path(d) for d in args.data]
     missing = [d for d in datasets if not (d / "annotations.jsonl").is_file()]
@@ -271,8 +273,12 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     if args.faces:
         crops = prepare_marker_faces(datasets, out, args.seed)
+        start = Path(args.start) if args.start else None
+        if start is not None and not start.is_file():
+            print(f"--start: no checkpoint {start}", file=sys.stderr)
+            return 2
         exported = train_reader(crops, out, epochs=100, name="marker-faces", device=args.device,
-                                hours=args.hours)  # fmt: skip
+                                hours=args.hours, weights=start)  # fmt: skip
         shutil.copyfile(exported, out / "marker-faces.onnx")
         print(json.dumps({"model": str(out / "marker-faces.onnx")}))
         return 0
