@@ -20,7 +20,7 @@ from vision.detector import (
     MarkerWatch,
     _within_any,
 )
-from vision.labels import CHUNG_BANKER, CHUNG_CO, MARKERS, MINUS_4, NOT_A_MARKER, PLUS_4
+from vision.labels import CHUNG_BANKER, CHUNG_CO, MARKERS, MINUS_4, NOT_A_MARKER, OFF, PLUS_4
 from vision.training.markers import (
     FACE_COPIES,
     face_box,
@@ -96,9 +96,9 @@ def test_the_marker_detector_reads_each_marker_by_its_class_in_frame_pixels(
     tmp_path: Path,
 ) -> None:
     fake_detector_model(tmp_path / "markers.onnx", [
-        [480, 272, 40, 16, 0.1, 0.9, 0.0, 0.0, 0.0],  # the chung, co-banker face, mid-frame
-        [100, 100, 25, 25, 0.0, 0.0, 0.6, 0.0, 0.0],  # a +4 button
-        [700, 400, 25, 25, 0.0, 0.0, 0.0, 0.3, 0.0],  # too unsure: dropped
+        [480, 272, 40, 16, 0.1, 0.9, 0.0, 0.0, 0.0, 0.0],  # the chung, co-banker face, mid-frame
+        [100, 100, 25, 25, 0.0, 0.0, 0.6, 0.0, 0.0, 0.0],  # a +4 button
+        [700, 400, 25, 25, 0.0, 0.0, 0.0, 0.3, 0.0, 0.0],  # too unsure: dropped
     ], MARKERS, size=None)  # fmt: skip
     found = MarkerDetector(tmp_path / "markers.onnx", faces=None, confidence=0.5).detect(
         np.zeros((1080, 1920, 3), np.uint8)
@@ -135,8 +135,8 @@ def test_the_face_reader_reads_each_box_again_at_full_resolution_and_drops_non_m
     tmp_path: Path,
 ) -> None:
     fake_detector_model(tmp_path / "markers.onnx", [
-        [480, 272, 40, 16, 0.9, 0.0, 0.0, 0.0, 0.0],  # said banker; on a bright plaque
-        [100, 100, 40, 16, 0.8, 0.0, 0.0, 0.0, 0.0],  # said banker; on dark cloth
+        [480, 272, 40, 16, 0.9, 0.0, 0.0, 0.0, 0.0, 0.0],  # said banker; on a bright plaque
+        [100, 100, 40, 16, 0.8, 0.0, 0.0, 0.0, 0.0, 0.0],  # said banker; on dark cloth
     ], MARKERS, size=None)  # fmt: skip
     _fake_face_reader(tmp_path / "faces.onnx")
     image = np.zeros((1080, 1920, 3), np.uint8)
@@ -171,8 +171,9 @@ def _one_frame(root: Path) -> Path:
 def test_face_crops_are_cut_at_full_resolution_into_each_markers_folder(tmp_path: Path) -> None:
     root = prepare_marker_faces([_one_frame(tmp_path)], tmp_path / "out", seed=3)
     counts = {p.name: len(list(p.glob("*.png"))) for p in (root / "train").iterdir()}
+    # the tile and a patch of cloth are no marker
     assert counts == {CHUNG_CO: FACE_COPIES, NOT_A_MARKER: 2, CHUNG_BANKER: 0, PLUS_4: 0,
-                      MINUS_4: 0}  # the tile and a patch of cloth are no marker  # fmt: skip
+                      MINUS_4: 0, OFF: 0}  # fmt: skip
     crop = cv2.imread(str(next((root / "train" / CHUNG_CO).glob("*.png"))))
     assert crop.shape == (CROP, CROP, 3)
 
@@ -214,7 +215,7 @@ def test_a_face_readers_box_turns_any_way_only_on_a_square_button(square: bool) 
     assert most > 0.6 if square else most < 0.4
 
 
-@pytest.mark.parametrize(("index", "shown"), [(0, ()), (1, (MINUS_4,)), (3, (CHUNG_CO,))])
+@pytest.mark.parametrize(("index", "shown"), [(0, ()), (1, (OFF,)), (3, (CHUNG_CO,))])
 def test_the_shipped_marker_models_find_the_markers_a_rendered_table_shows(
     index: int, shown: tuple[str, ...]
 ) -> None:
