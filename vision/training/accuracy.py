@@ -414,11 +414,11 @@ def plan_rounds(
     jobs = []
     for k in range(count):
         injected = None if k < clean else INJECTABLE[(k - clean) % len(INJECTABLE)].value
-        books = [*RULES[k % len(RULES) :], *RULES[: k % len(RULES)]]
+        rules = RULES[k % len(RULES)]
         if injected == Irregularity.OFF_BOX_PLAYED.value:  # only some books have an Off button
             books = [b for b in RULES if find_ruleset(b).off_clause is not None]
-            books = books[(k // len(INJECTABLE)) % len(books) :]  # taking turns
-        jobs.append((first + k, books[0], injected))
+            rules = books[(k // len(INJECTABLE)) % len(books)]  # taking turns
+        jobs.append((first + k, rules, injected))
     return jobs
 
 
