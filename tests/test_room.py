@@ -1041,6 +1041,9 @@ def test_each_demo_incident_has_its_sentence_tiles_and_a_playable_clip(
                 By.CSS_SELECTOR, "#expected svg, #expected .box, #observed svg, #observed .box"
             )
             assert drawn, alert.kind  # the tiles, dice or boxes it names
+            if alert.kind == "off-box-played":  # the round's line names the box out of play
+                bank = browser.find_element(By.ID, "bank").text
+                assert f"Box {alert.position} out of play" in bank, bank
             quoted = browser.find_elements(By.CSS_SELECTOR, "#clauses dd")
             assert len(quoted) >= len(split_refs(alert.clause)) > 0 or not split_refs(
                 alert.clause
