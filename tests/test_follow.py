@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from rules import CUTS, CutChoice, Setting
+from rules import CUTS, CutChoice, Irregularity, Setting, find_ruleset
 from vision.detections import Detections
 from vision.follow import Phase, RoundFollower
 from vision.follow.base import Round, Streak
@@ -1058,6 +1059,21 @@ def test_accuracy_rounds_can_start_elsewhere_to_check_a_change_on_unseen_rounds(
         "house-way-violation",
         "wrong-first-position",
     ]
+
+
+def test_every_kind_is_measured_at_every_book_that_has_it() -> None:
+    """Over the documented 330-round plan each kind meets each book it can happen at, four or
+    five times; books drawn by the round's number alone gave each of twelve kinds one book."""
+    from vision.training.accuracy import INJECTABLE, RULES, plan_rounds
+
+    met: dict[str | None, Counter[str]] = {}
+    for _, rules, injected in plan_rounds(330, 1 / 3, 1_010_000):
+        met.setdefault(injected, Counter())[rules] += 1
+    for kind in INJECTABLE:
+        off = kind == Irregularity.OFF_BOX_PLAYED
+        books = {b for b in RULES if not off or find_ruleset(b).off_clause}
+        assert set(met[kind.value]) == books, kind
+        assert min(met[kind.value].values()) >= 4, kind
 
 
 @pytest.mark.parametrize(

@@ -409,16 +409,21 @@ def _same_hand(high: list[str], low: list[str], want_high: list[str], want_low: 
 def plan_rounds(
     count: int, clean_share: float, first: int = SEED_BASE
 ) -> list[tuple[int, str, str | None]]:
-    """Seeds, rule books and injections: a share clean, the rest cycling through every kind."""
+    """Seeds, rule books and injections: a share clean, the rest cycling through every kind,
+    each kind's books taking turns from one cycle to the next. (Books drawn by the round's
+    number alone paired each kind with one book whenever the kinds' count is a multiple of the
+    books'.)"""
     clean = round(count * clean_share)
     jobs = []
     for k in range(count):
-        injected = None if k < clean else INJECTABLE[(k - clean) % len(INJECTABLE)].value
-        rules = RULES[k % len(RULES)]
-        if injected == Irregularity.OFF_BOX_PLAYED.value:  # only some books have an Off button
-            books = [b for b in RULES if find_ruleset(b).off_clause is not None]
-            rules = books[(k // len(INJECTABLE)) % len(books)]  # taking turns
-        jobs.append((first + k, rules, injected))
+        if k < clean:
+            jobs.append((first + k, RULES[k % len(RULES)], None))
+            continue
+        turn, index = divmod(k - clean, len(INJECTABLE))
+        kind = INJECTABLE[index]
+        off = kind == Irregularity.OFF_BOX_PLAYED  # only some books have an Off button
+        books = [b for b in RULES if not off or find_ruleset(b).off_clause is not None]
+        jobs.append((first + k, books[(index + turn) % len(books)], kind.value))
     return jobs
 
 
