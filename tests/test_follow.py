@@ -1025,7 +1025,7 @@ def test_chosen_rounds_are_followed_alone_and_reported_a_line_each(
     argv = ["--rounds", "30", "--out", str(report), "--json", str(tmp_path / "rounds.json")]
     assert accuracy.main([*argv, "--seeds", "700010"]) == 0
     printed = capsys.readouterr().out.strip().splitlines()
-    assert printed == ["700010 rws-2018 house-way-violation: raised house-way-violation "
+    assert printed == ["700010 nz-1998 house-way-violation: raised house-way-violation "
                        "(1.00, 0.5 s); hands 8/8"]  # fmt: skip
     assert not report.exists()
     assert [o["seed"] for o in json.loads((tmp_path / "rounds.json").read_text())] == [700010]
