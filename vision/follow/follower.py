@@ -132,15 +132,18 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         MBS 5.6.1, 3.12). Two on the table (only one box is removed): nothing to go by."""
         boxes = {int(zone[1:]) for label, zone in zip(markers.labels, markers.zones, strict=True)
                  if label == OFF and zone in PLAYER_ZONES}  # fmt: skip
-        if len(boxes) > 1 or (not boxes and not self.off_gone.update(True, t)):
-            self.off.lose(t)  # a look that misses the button is no sign it was taken away
+        if len(boxes) > 1:
+            self.off.lose(t)
             return
-        if not boxes:
-            taken = self.off.value is not None
-            self.off.reset(None)
-        else:
+        if boxes:
             self.off_gone.update(False, t)
             taken = self.off.see(boxes.pop(), t)
+        elif self.off_gone.update(True, t):  # missed for `OFF_GONE_LOOKS` looks: taken away
+            taken = self.off.value is not None
+            self.off.reset(None)
+        else:  # a look that misses the button is no sign it was taken away
+            self.off.lose(t)
+            return
         if taken:
             self._retake()
 

@@ -716,35 +716,32 @@ class RoundScene:
         plan, layout = self.plan, self.layout
         co = plan.bank == Bank.CO_BANK.value
         angle = layout.hand_angle(plan.banker)
-        x, y = layout.hand_spots[plan.banker - 1]
-        x, y = x - CHUNG_ASIDE * math.sin(angle), y + CHUNG_ASIDE * math.cos(angle)
+        x, y = self._beside_hand(plan.banker, -1)
         word = plaque("CO-BANKER" if co else "BANKER", CHUNG_COLOUR)
         top = np.ascontiguousarray(word[::-1, ::-1])  # turned half round: reads right from above
         return Box("chung", (x, y, CHUNG_SIZE[2] / 2), CHUNG_SIZE,
                    rotation_z(angle), top, top, ((20, 20, 120),) * 4,
                    CHUNG_CO if co else CHUNG_BANKER, {"id": "chung"})  # fmt: skip
 
+    def _beside_hand(self, box: int, side: int) -> tuple[float, float]:
+        """`CHUNG_ASIDE` beside a box's hand spot along the row of boxes: the chung's side
+        (-1) or the other (+1)."""
+        angle = self.layout.hand_angle(box)
+        x, y = self.layout.hand_spots[box - 1]
+        return x + side * CHUNG_ASIDE * math.sin(angle), y - side * CHUNG_ASIDE * math.cos(angle)
+
     def _adjust_button(self) -> Box:
         """The +4 or -4 button, in a central position on the table (NZ 9.7)."""
-        word = plaque(f"{self.plan.adjust:+d}", BUTTON_COLOUR, BUTTON_SIZE[:2])
-        top = np.ascontiguousarray(word[::-1, ::-1])  # read from the players' side
-        return Box("button", (*ADJUST_SPOT, BUTTON_SIZE[2] / 2), BUTTON_SIZE, rotation_z(0.0),
-                   top, top, ((90, 50, 10),) * 4, PLUS_4 if self.plan.adjust > 0 else MINUS_4,
-                   {"id": "adjust"})  # fmt: skip
+        label = PLUS_4 if self.plan.adjust > 0 else MINUS_4
+        return _button(f"{self.plan.adjust:+d}", label, ADJUST_SPOT, 0.0, "adjust")
 
     def _off_button(self) -> Box:
         """The "Off" button on the box out of play (NZ 3.3(e), 12.10; MBS 5.6.1), beside its hand
         spot on the side away from where a chung lies. A hand played there anyway (exposed in a
         line) may cover it."""
-        layout, box = self.layout, self.plan.off_box
+        box = self.plan.off_box
         assert box is not None
-        angle = layout.hand_angle(box)
-        x, y = layout.hand_spots[box - 1]
-        x, y = x + CHUNG_ASIDE * math.sin(angle), y - CHUNG_ASIDE * math.cos(angle)
-        word = plaque("OFF", BUTTON_COLOUR, BUTTON_SIZE[:2])
-        top = np.ascontiguousarray(word[::-1, ::-1])  # read from the players' side
-        return Box("button", (x, y, BUTTON_SIZE[2] / 2), BUTTON_SIZE, rotation_z(angle), top, top,
-                   ((90, 50, 10),) * 4, OFF, {"id": "off"})  # fmt: skip
+        return _button("OFF", OFF, self._beside_hand(box, 1), self.layout.hand_angle(box), "off")
 
     def _dice(self, t: float) -> list[Thing]:
         plan, tl = self.plan, self.time
@@ -764,6 +761,14 @@ class RoundScene:
 
 
 # -- output ------------------------------------------------------------------------------------
+
+
+def _button(word: str, label: str, spot: tuple[float, float], angle: float, key: str) -> Box:
+    """A button of the table's kit (+4, -4, Off) lying at `spot`, its word read from the
+    players' side."""
+    top = np.ascontiguousarray(plaque(word, BUTTON_COLOUR, BUTTON_SIZE[:2])[::-1, ::-1])
+    return Box("button", (*spot, BUTTON_SIZE[2] / 2), BUTTON_SIZE, rotation_z(angle), top, top,
+               ((90, 50, 10),) * 4, label, {"id": key})  # fmt: skip
 
 
 def ground_truth(plan: Plan) -> dict[str, object]:

@@ -233,13 +233,11 @@ def run_round(
             "off_right": False}  # fmt: skip
     if records:
         record = records[0]
-        bank = {
+        bank |= {
             "banker_right": record.banker == plan.banker,
             "co_bank_right": (record.bank == "co-bank") == (plan.bank == "co-bank"),
             "banker_known": record.banker_known,
-            "adjust": plan.adjust,
             "adjust_right": record.adjust == plan.adjust,
-            "off_box": plan.off_box,
             "off_right": record.off_box == plan.off_box,
         }
         recorded = CutChoice(record.cut, CUTS[record.cut].options(**record.cut_options))
