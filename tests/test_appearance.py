@@ -5,6 +5,8 @@ real dice labels converted right, and the crop measurement able to say "wrong"."
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 
 from vision.crops import cut
+from vision.detector import MODELS
 from vision.synth.appearance import FAMILIES, HOUSE, appearance, dress, tile_face
 from vision.synth.dataset import render_sample, write_dataset
 from vision.synth.scene import tile
@@ -169,3 +172,61 @@ def test_the_full_reader_mines_as_many_rounds_as_its_time_allows(
     from vision.training.families import hardening_rounds
 
     assert hardening_rounds(seconds, rounds) == hardening
+
+
+def test_a_gpu_runs_epochs_come_back_latest_first_within_what_the_pipe_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each arm's latest epochs come back, arms taking turns, the earliest dropped where they do
+    not all fit, each tar under the file limit; every arm's log comes back named by its arm."""
+    import tarfile
+
+    from vision.training import families
+
+    monkeypatch.setattr(families, "RETURNED_BYTES", 20e6)
+    monkeypatch.setattr(families, "RETURNED_FILE_BYTES", 9e6)
+    kept = {}
+    for arm in ("clean", "none"):
+        kept[arm] = tmp_path / f"detector-{arm}" / "epochs"
+        kept[arm].mkdir(parents=True)
+        for epoch in range(1, 5):
+            (kept[arm] / f"epoch-{epoch}.pt").write_bytes(b"\0" * 4_000_001)
+        (tmp_path / f"detector-{arm}.log").write_text(f"{arm} trained\n")
+    results = tmp_path / "results"
+    results.mkdir()
+    logs = [tmp_path / "detector-clean.log", tmp_path / "detector-none.log"]
+    written = families.pack_epochs(kept, results, logs)
+    members = []
+    for path in written:
+        with tarfile.open(path) as tar:
+            members.append(sorted(tar.getnames()))
+    assert members == [
+        ["clean-epoch-3.pt", "clean-epoch-4.pt"],
+        ["none-epoch-3.pt", "none-epoch-4.pt"],
+    ]
+    assert all(path.stat().st_size <= 9e6 for path in written)
+    with tarfile.open(results / "logs.tar.gz") as tar:
+        assert sorted(tar.getnames()) == ["detector-clean.log", "detector-none.log"]
+
+
+def test_a_detector_candidate_is_judged_on_frames_with_the_whole_frame_pass_apart() -> None:
+    """The shipped detector judged on the fixture frames: every figure a share, the whole-frame
+    pass alone never finding more dice than with the closer look."""
+    from vision.training.families import JUDGED, judge
+
+    frames = Path(__file__).parent / "fixtures" / "images"
+    judged = judge(MODELS / "detector.onnx", frames, frames, None)
+    assert set(judged["house"]) == set(JUDGED) == set(judged["families"])  # type: ignore[arg-type]
+    assert all(0.0 <= v <= 1.0 for v in judged["house"].values())  # type: ignore[attr-defined]
+    assert judged["house_dice_found_whole_frame"] <= judged["house"]["dice_found"] + 1e-9  # type: ignore[index, operator]
+    assert "real_dark" not in judged
+
+
+def test_judging_a_candidate_that_is_not_there_is_one_line_and_exit_2() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "vision.training.families", "--judge", "no-such.onnx",
+         "--house", "tests/fixtures/images"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip() == "no such path: no-such.onnx"

@@ -207,6 +207,37 @@ def test_detector_crops_with_photographs_are_cut_the_same_every_time(tmp_path: P
         assert label.read_text() == (two.parent / "labels" / "train" / label.name).read_text()
 
 
+def frames_of_two_looks(tmp_path: Path) -> Path:
+    """The fixture frames, the first two of the `classic` family and the rest of the house look."""
+    shutil.copytree(IMAGES, tmp_path / "images")
+    entries = [json.loads(x) for x in (IMAGES / "annotations.jsonl").read_text().splitlines()]
+    for k, entry in enumerate(entries):
+        entry["family"] = "classic" if k < 2 else "house"
+    (tmp_path / "images" / "annotations.jsonl").write_text(
+        "\n".join(json.dumps(e) for e in entries) + "\n"
+    )
+    return tmp_path / "images"
+
+
+@pytest.mark.parametrize(
+    ("looks", "frames_pasted"),
+    [(None, 4), (("classic",), 2), (("house",), 2), (("house", "classic"), 4), ((), 0)],
+)
+def test_photographs_are_pasted_on_the_frames_of_the_looks_named(
+    tmp_path: Path, looks: tuple[str, ...] | None, frames_pasted: int
+) -> None:
+    frames = frames_of_two_looks(tmp_path)
+    plain = prepare_detector([frames], tmp_path / "plain")
+    real = prepare_detector([frames], tmp_path / "real", real_dice=table_photos(tmp_path),
+                            photo_looks=looks)  # fmt: skip
+    gained = set()
+    for label in (real.parent / "labels" / "train").glob("*.txt"):
+        before = (plain.parent / "labels" / "train" / label.name).read_text()
+        if label.read_text() != before:
+            gained.add(label.stem.rsplit("-", 2)[0])  # the frame, without the crop's place
+    assert len(gained) == frames_pasted
+
+
 class DiceAt:
     """A fake detector that finds a die at each of the given frame points, or nothing."""
 

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from itertools import zip_longest
 from pathlib import Path
 
 import cv2
@@ -254,25 +255,30 @@ DETECTOR_LOOKS = ("house", "house", *FAMILIES)
 """The looks a detectors-only run renders, in turn: the house look twice (its held-out set is
 the product's own target, and the runs on a sixth of house frames lost its dice:
 `models/MODEL_CARD.md`) and each family once."""
-DETECTOR_RATE_SHARES = (1.0,)
-"""The detectors trained side by side, by their rate as a share of `train.NEW_LOOKS_RATE`.
-The H200 run trained 1 and 1/3, each at 67 s an epoch sharing the GPU and the loaders: the lower
-rate found fewer dice on every set (house, each family, real dice; `models/MODEL_CARD.md`), and
-the higher one was still rising after 5 epochs. So the next run trains that one alone, about
-twice as many epochs in the same minutes."""
+DETECTOR_ARMS: dict[str, tuple[str, ...]] = {"photos-beside-house": FAMILIES, "no-photos": ()}
+"""The detectors trained side by side, each going on from the same start at
+`train.NEW_LOOKS_RATE`, named by the looks whose frames get a real photograph of dice pasted in.
+Every run that pasted one on every frame lost the house look's small dice in the whole-frame
+pass (88.6% found -> 52-72%, `models/MODEL_CARD.md`) because it grew unsure of them (their
+median score 0.65 -> 0.46 in the H100 run, the boxes as tight); one arm keeps the house frames
+clean, the other pastes none, which tells whether the photographs or the families do it. Without
+photographs (no `--real-dice-table`) only the second trains."""
 DETECTOR_BATCH = 128
 """Crops a step on the GPU: what the earlier GPU runs trained at, and enough for the norms'
 statistics to move with the new looks (`train.HELD_NORMS_BELOW`)."""
+RETURNED_BYTES, RETURNED_FILE_BYTES, RETURNED_FILES = 58e6, 15e6, 5
+"""What the kept epochs may take of a GPU machine's results: bytes in all, bytes a file, files
+(its files come back as at most 8 of 16 MB, 64 MB together; the run's logs take the rest)."""
 
 
 def detectors(out: Path, results: Path, seconds: float, images: int, real_table: Path | None,
               device: str, seed: int = SEED,
               start_from: Path = MODELS / "detector.onnx") -> int:  # fmt: skip
-    """Render `DETECTOR_LOOKS` from `seed`, cut the detector's crops (with real photographs of
-    dice pasted in where `real_table` names them) and train one detector per
-    `DETECTOR_RATE_SHARES`, side by side on the GPU, each going on from `start_from` (the shipped
-    one, or an earlier candidate's ONNX export) with its three classes (the markers have a model
-    of their own), each exported to `results/detector-RATE.onnx` (float)."""
+    """Render `DETECTOR_LOOKS` from `seed`, cut the detector's crops for each of
+    `DETECTOR_ARMS` (real photographs of dice pasted in from `real_table`) and train one detector
+    per arm, side by side on the GPU, each going on from `start_from` (the shipped one, or an
+    earlier candidate's ONNX export) with its three classes (the markers have a model of their
+    own). Every epoch's weights are kept (`pack_epochs`), to be measured on whole frames."""
     from vision.synth.dataset import write_dataset
     from vision.training.train import NEW_LOOKS_RATE, checkpoint_from_shipped, prepare_detector
 
@@ -282,47 +288,89 @@ def detectors(out: Path, results: Path, seconds: float, images: int, real_table:
     card = write_dataset(data, images, seed, families=DETECTOR_LOOKS, workers=workers,
                          progress=False)  # fmt: skip
     budget.log(f"rendered {images} images: {card['families']}")
-    det_yaml = prepare_detector([data], out, workers=workers, real_dice=real_table)
-    shown = det_yaml.parent / "images" / "train"
+    arms = {name: looks for name, looks in DETECTOR_ARMS.items() if real_table or not looks}
+    crops = {}
+    for name, looks in arms.items():
+        crops[name] = prepare_detector([data], out / name, workers=workers,
+                                       real_dice=real_table if looks else None,
+                                       photo_looks=looks)  # fmt: skip
+    shown = next(iter(crops.values())).parent / "images" / "train"
     start = checkpoint_from_shipped(start_from, shown, out / "detector.pt")
-    budget.log(f"detector crops cut: {len(list(shown.iterdir()))} for training")
+    budget.log(f"detector crops cut: {len(list(shown.iterdir()))} for training, arms {list(arms)}")
     hours = max(budget.left() - DETECTOR_MARGIN, 60) / 3600
-    each = max(workers // len(DETECTOR_RATE_SHARES) - 1, 1)
+    each = max(workers // len(arms) - 1, 1)
     running = {}
-    for share in DETECTOR_RATE_SHARES:
-        rate = NEW_LOOKS_RATE * share
-        running[rate] = subprocess.Popen(
-            [sys.executable, "-m", "vision.training.families", "--train-detector", str(det_yaml),
-             "--start", str(start), "--rate", str(rate), "--hours", str(hours), "--device",
-             device, "--workers", str(each), "--out", str(out / f"detector-{rate:g}"),
+    for name, data_yaml in crops.items():
+        running[name] = subprocess.Popen(
+            [sys.executable, "-m", "vision.training.families", "--train-detector", str(data_yaml),
+             "--start", str(start), "--rate", str(NEW_LOOKS_RATE), "--hours", str(hours),
+             "--device", device, "--workers", str(each), "--out", str(out / f"detector-{name}"),
              "--results", str(results)],
-            stdout=(out / f"detector-{rate:g}.log").open("w"), stderr=subprocess.STDOUT,
+            stdout=(out / f"detector-{name}.log").open("w"), stderr=subprocess.STDOUT,
         )  # fmt: skip
-    for rate, process in running.items():
+    for name, process in running.items():
         try:
             process.wait(timeout=max(budget.left() - 10, 1))
         except subprocess.TimeoutExpired:
             process.kill()
-        log = out / f"detector-{rate:g}.log"
-        shutil.copy2(log, results / log.name)
-        done = (results / f"detector-{rate:g}.onnx").exists()
-        budget.log(f"detector at rate {rate:g}: {'trained' if done else 'not finished'}")
+        kept = sorted((out / f"detector-{name}" / "epochs").glob("epoch-*.pt"))
+        ended = "" if process.returncode == 0 else f", exit {process.returncode}"
+        budget.log(f"detector {name}: {len(kept)} epochs kept{ended}")
+    logs = [out / f"detector-{name}.log" for name in arms]
+    figures = [
+        p for name in arms if (p := out / f"detector-{name}" / "detector" / "results.csv").exists()
+    ]
+    pack_epochs({name: out / f"detector-{name}" / "epochs" for name in arms}, results,
+                [p for p in logs + figures if p.exists()])  # fmt: skip
     budget.log("done")
     return 0
 
 
 def one_detector(data_yaml: Path, start: Path, rate: float, hours: float, device: str,
-                 workers: int, out: Path, results: Path) -> int:  # fmt: skip
-    """Train one detector of `detectors` and keep its export and its epochs' figures."""
+                 workers: int, out: Path) -> int:  # fmt: skip
+    """Train one detector of `detectors`, keeping every epoch's weights under `out/epochs`."""
     from vision.training.train import train_detector
 
-    trained = train_detector(data_yaml, out, epochs=100, hours=hours, batch=DETECTOR_BATCH,
-                             weights=start, device=device, workers=workers, rate=rate)  # fmt: skip
-    shutil.copy2(trained, results / f"detector-{rate:g}.onnx")
-    figures = out / "detector" / "results.csv"
-    if figures.exists():
-        shutil.copy2(figures, results / f"detector-{rate:g}.csv")
+    train_detector(data_yaml, out, epochs=100, hours=hours, batch=DETECTOR_BATCH,
+                   weights=start, device=device, workers=workers, rate=rate,
+                   keep_epochs=out / "epochs")  # fmt: skip
     return 0
+
+
+def pack_epochs(kept: dict[str, Path], results: Path, logs: list[Path]) -> list[Path]:
+    """The arms' kept epochs into tar files under `results` within `RETURNED_*`, the latest
+    epochs first (the earliest are dropped where they do not all fit), arms taking turns, and
+    `logs` into `logs.tar.gz` (each arm's log and epoch figures, named by its arm)."""
+    import tarfile
+
+    latest = [sorted(folder.glob("epoch-*.pt"), key=lambda p: -int(p.stem.split("-")[1]))
+              for folder in kept.values()]  # fmt: skip
+    names = {folder: name for name, folder in kept.items()}
+    chosen, total = [], 0
+    for path in (p for turn in zip_longest(*latest) for p in turn if p is not None):
+        if total + path.stat().st_size <= RETURNED_BYTES:
+            chosen.append(path)
+            total += path.stat().st_size
+    packs: list[list[Path]] = [[]]
+    for path in sorted(chosen):
+        if (
+            packs[-1]
+            and sum(p.stat().st_size for p in packs[-1]) + path.stat().st_size > RETURNED_FILE_BYTES
+        ):
+            packs.append([])
+        packs[-1].append(path)
+    written = []
+    for index, pack in enumerate(packs[:RETURNED_FILES]):
+        if pack:
+            written.append(results / f"epochs-{index + 1}.tar")
+            with tarfile.open(written[-1], "w") as tar:
+                for path in pack:
+                    tar.add(path, arcname=f"{names[path.parent]}-{path.name}")
+    with tarfile.open(results / "logs.tar.gz", "w:gz") as tar:
+        for path in logs:
+            arm = path.parent.parent.name if path.name == "results.csv" else path.stem
+            tar.add(path, arcname=f"{arm}{path.suffix}")
+    return written
 
 
 def _keep_left_out(budget: Budget, measured: dict[str, object], family: str, out: Path,
@@ -452,6 +500,47 @@ MEASURED_PER_CLASS = 100
 of the commoner faces."""
 
 
+JUDGED = ("map50_95", "tile_face_accuracy", "tile_face_found", "dice_accuracy", "dice_found")
+"""The figures `judge` reports of each set, as `vision.training.evaluate` names them."""
+JUDGED_PHOTOS = 150
+"""Real photographs of dice `judge` pastes, dark and light each: enough to tell detectors
+apart by tens of points (the GPU candidates differ so) in a minute on a 2-core CPU."""
+
+
+def judge(
+    detector: Path, house: Path, looks: Path | None, photos: Path | None
+) -> dict[str, object]:
+    """A detector candidate (ONNX, or a kept epoch's `.pt`, exported first) on validation sets
+    never trained on: the house look's frames with the whole-frame pass alone (where the GPU
+    runs lose small dice) and with the closer look, the families' frames, and real photographs
+    of dice pasted on the house frames. Never the held-out test sets: this chooses."""
+    from vision.detector import Detector
+    from vision.training.evaluate import evaluate
+    from vision.training.real_dice import found_at_table_scale
+
+    if detector.suffix == ".pt":
+        from vision.detector import DETECTOR_INPUT
+        from vision.training.train import export_onnx
+
+        detector = export_onnx(detector, list(DETECTOR_INPUT))
+    reader, found = Reader(), Detector(detector)
+    whole = evaluate(house, Detector(detector, zoom=False), reader)
+    judged: dict[str, object] = {
+        "detector": str(detector),
+        "house_dice_found_whole_frame": round(whole["dice_found"], 4),
+    }
+    for name, data in (("house", house), ("families", looks)):
+        if data is not None:
+            figures = evaluate(data, found, reader)
+            judged[name] = {k: round(figures[k], 4) for k in JUDGED}
+    for dark in (True, False) if photos is not None else ():
+        counts = found_at_table_scale(found, reader, photos, house, dark=dark, limit=JUDGED_PHOTOS)  # type: ignore[arg-type]
+        judged["real_dark" if dark else "real_light"] = {
+            k: counts[k] for k in ("dice", "found", "other_boxes")
+        }
+    return judged
+
+
 def by_family(model: Path, data: Path, out: Path) -> dict[str, object]:
     """The reader at `model` on each look of a family data set (`paigow synth dataset
     --families ...`), by kind: faces, backs, dice."""
@@ -480,6 +569,13 @@ def main() -> int:
     parser.add_argument("--one-at-a-time", action="store_true",
                         help="the readers one after another, no detector (a CPU)")  # fmt: skip
     parser.add_argument("--measure", help="a reader to measure on --crops instead of training")
+    parser.add_argument("--judge", nargs="+", type=Path, metavar="DETECTOR",
+                        help="detector candidates (.onnx, or a kept epoch's .pt) to measure "
+                        "on --house, --looks and --photos, sets never trained on")  # fmt: skip
+    parser.add_argument("--house", type=Path, help="with --judge: house-look frames")
+    parser.add_argument("--looks", type=Path, help="with --judge: the families' frames")
+    parser.add_argument("--photos", type=Path,
+                        help="with --judge: a split of the dice photographs")  # fmt: skip
     parser.add_argument("--crops", help="class folders of crops to measure on")
     parser.add_argument("--by-family", help="with --measure: a family data set, measured per look "
                         "on crops cut from its truth boxes as the detector's move")  # fmt: skip
@@ -487,7 +583,7 @@ def main() -> int:
     parser.add_argument("--full-reader", help=argparse.SUPPRESS)
     parser.add_argument("--dice-reader", help=argparse.SUPPRESS)
     parser.add_argument("--detectors", action="store_true",
-                        help="the detector alone (a GPU; DETECTOR_RATE_SHARES)")  # fmt: skip
+                        help="the detector alone (a GPU; DETECTOR_ARMS)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=SEED,
                         help="with --detectors: the rendered frames' first seed")  # fmt: skip
     parser.add_argument("--start-detector", type=Path, default=MODELS / "detector.onnx",
@@ -504,8 +600,7 @@ def main() -> int:
     real = Path(args.real_dice) if args.real_dice else None
     if args.train_detector:
         return one_detector(Path(args.train_detector), Path(args.start), args.rate, args.hours,
-                            args.device, args.workers, Path(args.out),
-                            Path(args.results))  # fmt: skip
+                            args.device, args.workers, Path(args.out))  # fmt: skip
     if args.full_reader:
         return full_reader(Path(args.full_reader), Path(args.out), Path(args.results),
                            Path(args.start), args.hours, args.device, args.rounds)  # fmt: skip
@@ -515,6 +610,16 @@ def main() -> int:
     if args.leave_out:
         return leave_out(args.leave_out, Path(args.data), Path(args.out), Path(args.start),
                          args.hours, args.device, real)  # fmt: skip
+    if args.judge:
+        missing = [p for p in [*args.judge, args.house, args.looks, args.photos]
+                   if p is not None and not p.exists()]  # fmt: skip
+        if args.house is None or missing:
+            problem = f"no such path: {missing[0]}" if missing else "--judge needs --house FRAMES"
+            print(problem, file=sys.stderr)
+            return 2
+        for candidate in args.judge:
+            print(json.dumps(judge(candidate, args.house, args.looks, args.photos)), flush=True)
+        return 0
     if args.measure and args.by_family:
         print(json.dumps(by_family(Path(args.measure), Path(args.by_family), Path(args.out)),
                          indent=2))  # fmt: skip

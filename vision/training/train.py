@@ -16,7 +16,7 @@ import shutil
 import warnings
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from itertools import zip_longest
 from pathlib import Path
 
@@ -63,13 +63,15 @@ cut from the same half-size frames, with the objects at the size the detector wi
 
 
 def prepare_detector(datasets: list[Path], out: Path, val_images: int = 100,
-                     workers: int = 1, real_dice: Path | None = None) -> Path:  # fmt: skip
+                     workers: int = 1, real_dice: Path | None = None,
+                     photo_looks: Collection[str] | None = None) -> Path:  # fmt: skip
     """Cut each half-size frame into overlapping crops with oriented labels of the detector's
     classes (a marker is left unlabelled: background to learn); an object cut by a crop's edge
     keeps the part inside if at least half of it is in view. With `real_dice` (the
-    table-scale photographs' folder, `vision.training.real_dice`), each frame first gets one
-    real photograph of dice pasted where it covers nothing, its train split's on training
-    frames and its val split's on validation frames. Returns the crops' data.yaml."""
+    table-scale photographs' folder, `vision.training.real_dice`), each frame of `photo_looks`
+    (every frame where None) first gets one real photograph of dice pasted where it covers
+    nothing, its train split's on training frames and its val split's on validation frames.
+    Returns the crops' data.yaml."""
     from vision.training.real_dice import photos
 
     root = fresh_obb_folders(out / "detector-data")
@@ -80,6 +82,8 @@ def prepare_detector(datasets: list[Path], out: Path, val_images: int = 100,
     for i, (data, entry) in enumerate(entries):
         if i not in dropped:
             pool = real[entry["split"]]
+            if photo_looks is not None and entry.get("family", "house") not in photo_looks:
+                pool = []
             jobs.append((root, data, entry, pool[i % len(pool)] if pool else None))
     _each(_detector_crops, jobs, workers, "detector crops")
     return obb_data_yaml(root, DETECTOR_CLASSES)
@@ -829,9 +833,12 @@ a GPU's, let the statistics move to the new looks' cloths and light."""
 
 def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
                    batch: int = 16, weights: Path | None = None, device: str = "cpu",
-                   workers: int = 2, rate: float = GOING_ON_RATE) -> Path:  # fmt: skip
+                   workers: int = 2, rate: float = GOING_ON_RATE,
+                   keep_epochs: Path | None = None) -> Path:  # fmt: skip
     """From scratch, or on from an earlier run's checkpoint at `rate` (`GOING_ON_RATE` for
-    short CPU runs, `NEW_LOOKS_RATE` for a GPU's)."""
+    short CPU runs, `NEW_LOOKS_RATE` for a GPU's). With `keep_epochs`, every epoch's weights
+    are kept there too (`epoch-N.pt`, without the optimiser), to be chosen among on whole
+    frames afterwards: the crops' validation figures do not say how a frame's small dice fare."""
     yolo = _yolo()(str(weights) if weights else "yolo11n-obb.yaml")
     _floor_probiou()
     out = out.resolve()  # ultralytics puts a relative project under its own runs folder
@@ -843,6 +850,8 @@ def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
     if weights and batch < HELD_NORMS_BELOW:
         yolo.add_callback("on_train_batch_start", _hold_norm_statistics)
     yolo.add_callback("on_train_batch_end", _stop_on_non_finite_loss)
+    if keep_epochs is not None:
+        yolo.add_callback("on_model_save", functools.partial(_keep_epoch, keep_epochs))
     yolo.train(data=str(data_yaml), epochs=epochs, imgsz=DETECTOR_CROP, batch=batch,
                workers=workers, device=device, project=str(out), name="detector", exist_ok=True,
                pretrained=str(weights) if weights else False,
@@ -851,6 +860,17 @@ def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
                **(going_on if weights else fresh))  # fmt: skip
     best = Path(yolo.trainer.save_dir) / "weights" / "best.pt"
     return export_onnx(best, list(DETECTOR_INPUT))
+
+
+def _keep_epoch(folder: Path, trainer) -> None:  # type: ignore[no-untyped-def]
+    """Copy the epoch's checkpoint just saved (`last.pt`) into `folder` as `epoch-N.pt`, its
+    optimiser stripped (a third of the size: a GPU run's files come back through a narrow pipe)."""
+    from ultralytics.utils.torch_utils import strip_optimizer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    kept = folder / f"epoch-{trainer.epoch + 1}.pt"
+    shutil.copy2(trainer.last, kept)
+    strip_optimizer(str(kept))
 
 
 PROBIOU_FLOOR = 1e-7
