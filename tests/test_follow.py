@@ -326,6 +326,30 @@ def test_a_face_read_sure_for_two_frames_is_exposed_at_once(
     assert new_kinds(name, table, shown) == raised
 
 
+def test_a_tile_face_up_in_a_box_is_no_hand_until_the_hand_is_turned(fixture_round) -> None:  # type: ignore[no-untyped-def]
+    """A tile exposed while dealing lies face up among its box's face-down tiles until the
+    hand is turned: one face beside backs is not the hand lying face up. Counted as the hand,
+    it settled box 4 at that one tile, a false missing-tile (round 1020041, from pixels)."""
+    name, table = fixture_round
+    locate = Locate(table)
+
+    def one_face_up_in_box_4(t: float, seen: Detections) -> Detections:
+        if not len(seen):
+            return seen
+        zones = locate.zones_of(table.to_table(seen.corners.mean(1)))
+        here = [i for i, zone in enumerate(zones) if zone == "p4"]
+        if not here or any(seen.labels[i] != "back" for i in here):
+            return seen  # nothing dealt there yet, or the hand is being turned
+        labels = list(seen.labels)
+        labels[here[0]] = "6-6"
+        return seen.with_labels(tuple(labels), np.ones(len(seen)))
+
+    alerts, records = follow(name, table, change=one_face_up_in_box_4)
+    clean, clean_records = follow(name, table)
+    assert {a.kind for a in alerts} - {a.kind for a in clean} <= {"exposed-tile-dealing"}
+    assert same_hands(records[0], truth(name)) == same_hands(clean_records[0], truth(name))
+
+
 @pytest.mark.parametrize(
     ("read", "face_up", "strays", "raised"),
     [
@@ -1297,6 +1321,17 @@ def test_a_stack_gone_before_a_permitted_cut_takes_it_rules_that_cut_out(
     assert [a.kind for a in raised] and {a.kind for a in raised} == {"wrong-cut-order"}
     assert all("no permitted cut fits" in str(a.observed) for a in raised)
     assert any(fitted in str(a.expected) and "gone" in str(a.observed) for a in raised)
+
+
+def test_a_stack_a_tile_short_gone_one_group_early_is_explained_by_the_missing_tile() -> None:
+    """Round 1010164 (RWS, Dai Pin): the tile missing from the set left its stack one tile
+    short, so the stack went with the group before its own, as a swapped block's would. The
+    lone breach waits for the set's count, which explains it: only `missing-tile` is raised."""
+    cuts = list(accuracy.TABLE_CUTS["rws-2018"])
+    raised, found = follow_told(1010164, "rws-2018", None, {"cuts": cuts}, context=True,
+                                injected=("missing-tile",))  # fmt: skip
+    assert {a.kind for a in raised} == {"missing-tile"}
+    assert found.cut == "dai-pin"
 
 
 def test_the_set_up_shown_leaves_only_its_own_cut_to_judge_the_delivery_by() -> None:

@@ -18,7 +18,7 @@ from vision.detector import (
     MODELS,
     MarkerDetector,
     MarkerWatch,
-    _within_any,
+    _inside,
 )
 from vision.labels import CHUNG_BANKER, CHUNG_CO, MARKERS, MINUS_4, NOT_A_MARKER, OFF, PLUS_4
 from vision.training.markers import (
@@ -48,7 +48,7 @@ TURNED = np.array([[[5, 0], [10, 5], [5, 10], [0, 5]]], float)  # a diamond
 def test_a_point_is_within_a_quadrilateral_only_inside_its_sides(
     point: tuple[float, float], quads: np.ndarray, inside: bool
 ) -> None:
-    assert _within_any(np.array([point], float), quads).tolist() == [inside]
+    assert _inside(np.array([point], float), quads).any(-1).tolist() == [inside]
 
 
 def _boxes(centres: list[tuple[float, float]], labels: tuple[str, ...]) -> Detections:
@@ -77,6 +77,28 @@ def test_markers_are_looked_for_on_their_schedule_and_boxes_on_them_dropped_betw
     assert fake.looks == 3  # at 0.0, 0.5 and 1.0
     assert seen[0.0] == seen[0.5] == seen[1.0] == ("back", CHUNG_BANKER)
     assert seen[0.2] == seen[0.4] == seen[0.9] == ("back",)  # the plaque is not a tile meanwhile
+
+
+@pytest.mark.parametrize(
+    ("corners", "label", "dropped"),
+    [
+        ([[96, 94], [104, 94], [104, 106], [96, 106]], "5-5", True),  # the plaque boxed as a tile
+        ([[101, 95], [107, 95], [107, 111], [101, 111]], "5-5", False),  # a tile half over it
+        ([[106, 90], [112, 90], [112, 110], [106, 110]], "5-5", False),  # a tile beside it
+        ([[101, 101], [104, 101], [104, 104], [101, 104]], "die-4", True),  # a die on its word
+        ([[106, 101], [109, 101], [109, 104], [106, 104]], "die-4", False),  # a die beside it
+    ],
+)
+def test_a_die_centred_on_a_marker_is_dropped_a_tile_only_where_each_holds_the_others_centre(
+    corners: list[list[float]], label: str, dropped: bool
+) -> None:
+    """A tile of the hand played on a box out of play, set down half over its Off button, was
+    dropped as the plaque boxed as a tile and read as a tile missing (round 1020072)."""
+    watch = MarkerWatch(FakeMarkers(), every_s=0.5)  # type: ignore[arg-type]
+    image = np.zeros((8, 8, 3), np.uint8)
+    watch.watch(0.0, image, _boxes([(300, 300)], ("back",)))
+    found = Detections(np.array([corners], float), np.ones(1), (label,))
+    assert (watch.watch(0.2, image, found).labels == ()) == dropped
 
 
 def test_markers_join_a_frame_read_by_the_reader_with_its_columns() -> None:

@@ -424,10 +424,12 @@ class MarkerDetector:
 
 class MarkerWatch:
     """Looks for markers every `MARKER_EVERY_S` of video and adds them to that frame's
-    detections; in every frame until the next look, a box centred on a marker seen at the last
-    look is dropped: the tile detector, which has no class for them, boxes a plaque as a face-up
-    tile now and then (7 of 432 held-out plaques at the follower's bar), and no tile lies on
-    one."""
+    detections; in every frame until the next look, a box on a marker seen at the last look is
+    dropped: the tile detector, which has no class for them, boxes a plaque as a face-up tile
+    now and then (7 of 432 held-out plaques at the follower's bar), and a die now and then on
+    its printed word. A die box centred on a marker is dropped; a tile's box only where it and
+    the marker hold each other's centre (`_on_markers`): a tile set down half over an Off button
+    (the hand played on the box it marks) is kept."""
 
     def __init__(self, detector: MarkerDetector, every_s: float = MARKER_EVERY_S) -> None:
         self.detector = detector
@@ -441,8 +443,8 @@ class MarkerWatch:
             self.seen = self.detector.detect(image)
             self.due = t + self.every_s
         if len(self.seen) and len(detections):
-            centres = detections.corners.mean(1)
-            detections = detections[~_within_any(centres, self.seen.corners)]
+            dice = np.array([label.startswith("die") for label in detections.labels], bool)
+            detections = detections[~_on_markers(detections.corners, dice, self.seen.corners)]
         return (
             Detections.concat([detections, _alongside(self.seen, detections)])
             if looked
@@ -466,13 +468,23 @@ def _alongside(markers: Detections, found: Detections) -> Detections:
     )
 
 
-def _within_any(points: NDArray[np.float64], quads: NDArray[np.float64]) -> NDArray[np.bool_]:
-    """Whether each point lies inside any of the convex quadrilaterals (N x 4 x 2)."""
+def _on_markers(
+    boxes: NDArray[np.float64], dice: NDArray[np.bool_], markers: NDArray[np.float64]
+) -> NDArray[np.bool_]:
+    """Whether each box (N x 4 x 2) lies on one of the markers: a die box centred on one; a
+    tile's box where it also holds the marker's centre. A plaque boxed as a tile is boxed about
+    its middle; a tile beside or half over a plaque holds at most one of the two centres."""
+    centred = _inside(boxes.mean(1), markers)  # N x M
+    holding = _inside(markers.mean(1), boxes).T  # N x M
+    return (centred & (holding | dice[:, None])).any(-1)  # type: ignore[no-any-return]
+
+
+def _inside(points: NDArray[np.float64], quads: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Whether each point lies inside each convex quadrilateral: P x Q."""
     edges = np.roll(quads, -1, axis=1) - quads  # Q x 4 x 2
     to_point = points[:, None, None, :] - quads[None]  # P x Q x 4 x 2
     cross = edges[None, ..., 0] * to_point[..., 1] - edges[None, ..., 1] * to_point[..., 0]
-    inside = (cross >= 0).all(-1) | (cross <= 0).all(-1)
-    return inside.any(-1)  # type: ignore[no-any-return]
+    return (cross >= 0).all(-1) | (cross <= 0).all(-1)  # type: ignore[no-any-return]
 
 
 class Refiner:

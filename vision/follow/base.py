@@ -18,7 +18,7 @@ from vision.follow.records import Alert, RoundRecord
 from vision.table import Locate, TableConfig
 
 if TYPE_CHECKING:
-    from vision.follow.delivery import Track
+    from vision.follow.delivery import Breach, Track
     from vision.follow.exposure import FaceTrack
     from vision.follow.hands import HandWatch
 
@@ -180,6 +180,9 @@ class Round:
     """The permitted cut views (`Judge.views`) the delivery still fits."""
     reference: int | None = None
     """Once no permitted cut fits: the view that fitted longest, which the alerts cite."""
+    held: dict[int, Breach] = field(default_factory=dict)
+    """Position -> a lone stack gone one group early under `reference`, held until the set is
+    counted (`DeliveryPhase._breached`)."""
     watches: dict[str, HandWatch] = field(default_factory=dict)
     raised: set[tuple[str, int | None]] = field(default_factory=set)
     alerts: list[Alert] = field(default_factory=list)

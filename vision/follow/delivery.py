@@ -182,6 +182,10 @@ class Breach:
     since: float
     t: float
     confidence: float
+    one_group_early: bool = False
+    """A stack gone one group before this cut takes its last tiles, and nothing more: what a
+    stack one tile short does under the right cut (a tile missing from the set), so alone it
+    waits for the set's count (`_settle_held`)."""
 
 
 @dataclass(frozen=True)
@@ -351,7 +355,9 @@ class DeliveryPhase(FollowerBase):
     def _breached(self, view: int, breaches: list[Breach], out: list[Raised]) -> None:
         """A cut view the delivery broke. While another permitted view still fits, it only drops
         out (the dealer used another cut); when the last one drops, its breaches are alerts: the
-        delivery fits no cut the table may deal."""
+        delivery fits no cut the table may deal. A lone stack gone one group early is held until
+        the set is counted (`_settle_held`) unless more breaches join it: a stack one tile short
+        goes so under the right cut (round 1010164, a false alert before the set was counted)."""
         round_ = self.round
         assert round_ is not None
         if not breaches:
@@ -361,6 +367,26 @@ class DeliveryPhase(FollowerBase):
             if round_.live:
                 return
             round_.reference = view
+        alone = len(breaches) == 1 and breaches[0].one_group_early
+        if alone and not any(kind == K.WRONG_CUT_ORDER.value for kind, _ in round_.raised):
+            round_.held.setdefault(breaches[0].position, breaches[0])
+            return
+        now = breaches[0].t
+        held, round_.held = [replace(b, t=now) for b in round_.held.values()], {}
+        self._cut_alerts(view, held + breaches, out)
+
+    def _settle_held(self, t: float, out: list[Raised]) -> None:
+        """The set counted (or the round closed): a stack held as gone one group early is an
+        alert, raised now, unless a tile missing from the set explains it."""
+        round_ = self.round
+        assert round_ is not None
+        held, round_.held = [replace(b, t=t) for b in round_.held.values()], {}
+        if held and (K.MISSING_TILE.value, None) not in round_.raised:
+            assert round_.reference is not None
+            self._cut_alerts(round_.reference, held, out)
+
+    def _cut_alerts(self, view: int, breaches: list[Breach], out: list[Raised]) -> None:
+        """`wrong-cut-order`, one alert a breach, citing the cut view that fitted longest."""
         permitted = len(self.judge.views)
         named = str(self.judge.views[view].choices[0])
         for breach in breaches:
@@ -447,6 +473,9 @@ class DeliveryPhase(FollowerBase):
                 continue
             position = (round_.first_seen - 1 + last - 2) % 8 + 1  # type: ignore[operator]
             seen = [c for _, c in round_.standing.get(stack, [])]
+            # A stack goes while the group before its last flies; one a group early goes while
+            # the group before that flies, so it stood until the third group before had landed.
+            one_group = last < 4 or gone >= arrivals[last - 4]
             breaches.append(
                 Breach(
                     position,
@@ -456,6 +485,7 @@ class DeliveryPhase(FollowerBase):
                     gone,
                     t,
                     float(np.mean(seen)) if seen else CUT.standing,
+                    one_group_early=one_group,
                 )
             )
         return breaches

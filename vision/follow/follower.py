@@ -333,11 +333,17 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
             "set_up": sorted(s + 1 for s in round_.set_up or ()),
         }
 
+    def _judge_set(self, t: float, out: list[Raised]) -> None:
+        """The set counted (`HandsPhase`), then a cut breach held for that count settled."""
+        super()._judge_set(t, out)
+        self._settle_held(t, out)
+
     def _close(self, t: float, out: list[Raised], *, abandoned: bool) -> list[Raised]:
         round_ = self.round
         assert round_ is not None
         if not abandoned and not round_.closed_checks:
             self._judge_set(t, out)
+        self._settle_held(t, out)  # an abandoned round is never counted: nothing explains it
         hands: dict[str, HandRecord] = {}
         settings = {}
         for zone, watch in round_.watches.items():

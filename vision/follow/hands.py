@@ -93,6 +93,9 @@ class HandsPhase(FollowerBase):
         round_ = self.round
         assert round_ is not None
         scores = seen.label_scores
+        backs = Counter(
+            z for z, label in zip(seen.zones, seen.labels, strict=True) if label == "back"
+        )
         for zone in HAND_ZONES:
             faces = [
                 i
@@ -102,6 +105,10 @@ class HandsPhase(FollowerBase):
             if sum(scores[i] >= FACES.min_read for i in faces) < 2:  # not a hand lying face up
                 faces = [i for i in faces if scores[i] >= FACES.min_read]
             rows = _one_per_place(faces, seen.table_xy, scores)
+            # One face beside tiles still face down is a tile exposed while dealing, not the
+            # hand turned up: counted, it settled the hand at one tile (round 1020041).
+            if len(rows) < 2 and backs[zone]:
+                continue
             watch = round_.watches.get(zone)
             if watch is None:
                 if not rows:

@@ -596,7 +596,8 @@ def _markers_bullet(m: dict) -> str:  # type: ignore[type-arg]
   markers it finds {100 * m["markers_found_right"]:.1f}% with their own class (oriented IoU >=
   0.5), with {m["marker_boxes_on_nothing"]} marker boxes on no marker of that class in
   {m["images"]} frames, in {m["ms_per_marker_look"]:.0f} ms a look (a 1080p frame, 2 threads,
-  timed as the speed below). A box centred on a marker it found is dropped until its next look:
+  timed as the speed below). A box on a marker it found (each holding the other's centre) is
+  dropped until its next look:
   plaques boxed as face-up tiles {m["markers_read_as_faces"]} (without the marker detector
   {before["markers_read_as_faces"]}), face boxes on no labelled object {m["face_boxes_on_nothing"]}
   ({before["face_boxes_on_nothing"]}), faces found and read right
