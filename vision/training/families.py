@@ -11,6 +11,9 @@ to `--results` the moment it exists, so a run cut short keeps what it finished.
 
 `python3 -m vision.training.families --measure MODEL --crops FOLDER` reads a folder of class
 crops (as `scripts/fetch_real_dice.py` writes them) with a reader and prints its accuracy.
+
+`python3 -m vision.training.families --judge DETECTOR... --house FRAMES [--looks FRAMES]
+[--photos SPLIT]` measures detector candidates (a GPU run's kept epochs) on validation sets.
 """
 
 from __future__ import annotations
@@ -304,8 +307,7 @@ def detectors(out: Path, results: Path, seconds: float, images: int, real_table:
         running[name] = subprocess.Popen(
             [sys.executable, "-m", "vision.training.families", "--train-detector", str(data_yaml),
              "--start", str(start), "--rate", str(NEW_LOOKS_RATE), "--hours", str(hours),
-             "--device", device, "--workers", str(each), "--out", str(out / f"detector-{name}"),
-             "--results", str(results)],
+             "--device", device, "--workers", str(each), "--out", str(out / f"detector-{name}")],
             stdout=(out / f"detector-{name}.log").open("w"), stderr=subprocess.STDOUT,
         )  # fmt: skip
     for name, process in running.items():
