@@ -262,10 +262,10 @@ DETECTOR_ARMS: dict[str, tuple[str, ...]] = {"photos-beside-house": FAMILIES, "n
 """The detectors trained side by side, each going on from the same start at
 `train.NEW_LOOKS_RATE`, named by the looks whose frames get a real photograph of dice pasted in.
 Every run that pasted one on every frame lost the house look's small dice in the whole-frame
-pass (88.6% found -> 52-72%, `models/MODEL_CARD.md`) because it grew unsure of them (their
-median score 0.65 -> 0.46 in the H100 run, the boxes as tight); one arm keeps the house frames
-clean, the other pastes none, which tells whether the photographs or the families do it. Without
-photographs (no `--real-dice-table`) only the second trains."""
+pass (88.6% found -> 52-72%, `models/MODEL_CARD.md`); these two arms asked whether the
+photographs do it. They do not: the H100 run's arm without them lost the dice as fast (51.0%
+against 44.5%). The next run's arms should differ where the lead is, the norms' statistics.
+Without photographs (no `--real-dice-table`) only the second trains."""
 DETECTOR_BATCH = 128
 """Crops a step on the GPU: what the earlier GPU runs trained at, and enough for the norms'
 statistics to move with the new looks (`train.HELD_NORMS_BELOW`)."""
@@ -295,8 +295,7 @@ def detectors(out: Path, results: Path, seconds: float, images: int, real_table:
     crops = {}
     for name, looks in arms.items():
         crops[name] = prepare_detector([data], out / name, workers=workers,
-                                       real_dice=real_table if looks else None,
-                                       photo_looks=looks)  # fmt: skip
+                                       real_dice=real_table, photo_looks=looks)  # fmt: skip
     shown = next(iter(crops.values())).parent / "images" / "train"
     start = checkpoint_from_shipped(start_from, shown, out / "detector.pt")
     budget.log(f"detector crops cut: {len(list(shown.iterdir()))} for training, arms {list(arms)}")
@@ -319,9 +318,7 @@ def detectors(out: Path, results: Path, seconds: float, images: int, real_table:
         ended = "" if process.returncode == 0 else f", exit {process.returncode}"
         budget.log(f"detector {name}: {len(kept)} epochs kept{ended}")
     logs = [out / f"detector-{name}.log" for name in arms]
-    figures = [
-        p for name in arms if (p := out / f"detector-{name}" / "detector" / "results.csv").exists()
-    ]
+    figures = [out / f"detector-{name}" / "detector" / "results.csv" for name in arms]
     pack_epochs({name: out / f"detector-{name}" / "epochs" for name in arms}, results,
                 [p for p in logs + figures if p.exists()])  # fmt: skip
     budget.log("done")
@@ -348,17 +345,15 @@ def pack_epochs(kept: dict[str, Path], results: Path, logs: list[Path]) -> list[
     latest = [sorted(folder.glob("epoch-*.pt"), key=lambda p: -int(p.stem.split("-")[1]))
               for folder in kept.values()]  # fmt: skip
     names = {folder: name for name, folder in kept.items()}
+    size = {path: path.stat().st_size for paths in latest for path in paths}
     chosen, total = [], 0
     for path in (p for turn in zip_longest(*latest) for p in turn if p is not None):
-        if total + path.stat().st_size <= RETURNED_BYTES:
+        if total + size[path] <= RETURNED_BYTES:
             chosen.append(path)
-            total += path.stat().st_size
+            total += size[path]
     packs: list[list[Path]] = [[]]
     for path in sorted(chosen):
-        if (
-            packs[-1]
-            and sum(p.stat().st_size for p in packs[-1]) + path.stat().st_size > RETURNED_FILE_BYTES
-        ):
+        if packs[-1] and sum(size[p] for p in packs[-1]) + size[path] > RETURNED_FILE_BYTES:
             packs.append([])
         packs[-1].append(path)
     written = []
