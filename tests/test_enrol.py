@@ -16,6 +16,7 @@ from vision.enrol import (
     assign_faces,
     best_order,
     enrol_seen,
+    look_distance,
     one_box_per_object,
     orders,
 )
@@ -122,9 +123,22 @@ def seen(
     return Detections(corners, np.ones(len(labels)), labels), probs, vectors, crops
 
 
-def enrolled(faces: list[str], **kwargs: object):  # type: ignore[no-untyped-def]
+def enrolled(faces: list[str], looks: np.ndarray | None = None, **kwargs: object):  # type: ignore[no-untyped-def]
     found, probs, vectors, crops = seen(faces, **kwargs)  # type: ignore[misc, arg-type]
-    return enrol_seen(found, probs, vectors, NAMES, crops)
+    if looks is not None:  # the dice's rows too, as the set-look model gives them
+        looks = np.concatenate([looks, np.zeros((len(found) - len(looks), looks.shape[1]))])
+    return enrol_seen(found, probs, vectors, NAMES, crops, looks)
+
+
+def set_looks(count: int, away: dict[int, float] | None = None) -> np.ndarray:
+    """Set looks (unit vectors) of `count` tiles of one set, a few hundredths apart; a tile in
+    `away` turned that far (1 - cosine) from the set's centre towards another set's."""
+    rng = np.random.default_rng(9)
+    centre, other = np.eye(16)[0], np.eye(16)[1]
+    looks = centre + rng.normal(0, 0.03, (count, 16))
+    for row, far in (away or {}).items():
+        looks[row] = (1 - far) * centre + np.sqrt(1 - (1 - far) ** 2) * other
+    return (looks / np.linalg.norm(looks, axis=1, keepdims=True)).astype(np.float32)
 
 
 def test_a_whole_set_laid_in_order_is_accepted_and_named_by_place() -> None:
@@ -146,6 +160,7 @@ def test_a_whole_set_laid_in_order_is_accepted_and_named_by_place() -> None:
         ({"like": {9: "6-6"}}, "place 10 (laid as 5-5) looks like the 6-6"),
         ({"like": {25: "3-5"}}, "place 26 (laid as 2-6) looks like the 3-5"),
         ({"body": {12: (200, 228, 238)}}, "place 13 is unlike the set (body lightness)"),
+        ({"looks": set_looks(32, {20: 0.6})}, "place 21 (laid as 1-5) looks unlike the rest"),
     ],
     ids=[
         "a tile missing",
@@ -153,6 +168,7 @@ def test_a_whole_set_laid_in_order_is_accepted_and_named_by_place() -> None:
         "a civil face twice",
         "a military face twice",
         "another set's tile",
+        "another set's tile by its look",
     ],
 )
 def test_a_set_that_is_not_whole_is_refused_with_what_is_wrong(change: dict, said: str) -> None:  # type: ignore[type-arg]
@@ -227,3 +243,52 @@ def test_each_object_of_a_display_is_boxed_once(
         tuple(k for k, *_ in boxes),
     )  # fmt: skip
     assert one_box_per_object(found).confidence.tolist() == kept
+
+
+@pytest.mark.parametrize(
+    ("away", "whole"),
+    [({}, True), ({5: 0.3}, True), ({5: 0.5}, False), ({5: 0.5, 6: 0.5}, False)],
+    ids=["one-set", "a-little-off", "one-foreign", "two-foreign"],
+)
+def test_a_display_is_refused_for_a_tile_whose_look_lies_outside_the_set(
+    away: dict[int, float], whole: bool
+) -> None:
+    enrolment = enrolled(list(DISPLAY_ORDER), looks=set_looks(32, away))
+    assert enrolment.whole == whole, enrolment.problems
+    assert sum("another set's tile" in p for p in enrolment.problems) == (0 if whole else len(away))
+
+
+@pytest.mark.parametrize(
+    ("far", "distance"),
+    [(0.0, 0.0), (0.2, 0.2), (0.6, 0.6), (1.0, 1.0)],
+    ids=["the-centre", "near", "far", "across"],
+)
+def test_a_looks_distance_is_from_the_sets_centre(far: float, distance: float) -> None:
+    enrolled_looks = set_looks(32)
+    centre = enrolled_looks.mean(0) / np.linalg.norm(enrolled_looks.mean(0))
+    other = np.eye(16)[2] - centre * centre[2]
+    other /= np.linalg.norm(other)
+    look = ((1 - far) * centre + np.sqrt(1 - (1 - far) ** 2) * other)[None, :]
+    assert look_distance(enrolled_looks, look)[0] == pytest.approx(distance, abs=1e-5)
+
+
+def test_each_enrolled_tile_is_judged_against_the_others() -> None:
+    """Left out of the centre it is judged against, a foreign tile stands out by its whole
+    distance; counted in, it would pull the centre towards itself."""
+    looks = set_looks(8, {3: 0.6})
+    apart = look_distance(looks, looks, leave_out=True)
+    together = look_distance(looks, looks)
+    assert apart[3] > 0.55 and together[3] < apart[3]
+    assert np.delete(apart, 3).max() < 0.1
+
+
+def test_a_known_set_keeps_its_looks_and_one_enrolled_without_them_loads(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with_looks = KnownSet.of(enrolled(list(DISPLAY_ORDER), looks=set_looks(32)))
+    assert with_looks.looks is not None and with_looks.looks.shape == (32, 16)
+    with_looks.save(tmp_path / "set.npz")
+    assert np.array_equal(KnownSet.load(tmp_path / "set.npz").looks, with_looks.looks)  # type: ignore[arg-type]
+    without = KnownSet.of(enrolled(list(DISPLAY_ORDER)))
+    without.save(tmp_path / "old.npz")
+    assert KnownSet.load(tmp_path / "old.npz").looks is None
+    with pytest.raises(ValueError, match="without looks"):
+        KnownSet.load(tmp_path / "old.npz").distance(set_looks(1))

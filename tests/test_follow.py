@@ -163,6 +163,37 @@ def test_a_bank_hand_holding_a_face_twice_is_a_foreign_tile_not_a_crash() -> Non
     assert len(records) == 1
 
 
+@pytest.mark.parametrize(
+    ("far", "every_frame", "raised"),
+    [(0.6, True, True), (0.3, True, False), (0.6, False, False)],
+    ids=["unlike-the-set", "within-the-set", "unlike-in-one-frame"],
+)
+def test_a_tile_unlike_the_enrolled_set_is_a_foreign_tile(
+    far: float, every_frame: bool, raised: bool
+) -> None:
+    """With an enrolled set, each face-up tile's look lies some distance from the set's
+    (`Detections.set_distance`); a hand's tile that lies `LOOK_FAR` or further over its frames
+    (the median) is another set's tile, though its face is one the set holds."""
+    image = next(frames(ROUNDS / "mbs-clean" / "round.mp4", 10))[2]
+    known = truth("mbs-clean")
+    table = calibrate(image, table_id="t1", rules=known["rules"], banker=known["banker"])
+    odd = known["hands"]["2"]["tiles"][0]
+    first_seen: list[float] = []
+
+    def judged(t: float, seen: Detections) -> Detections:
+        if odd in seen.labels and not first_seen:
+            first_seen.append(t)
+        unlike = every_frame or (first_seen and t == first_seen[0])
+        distance = np.array([far if label == odd and unlike else 0.1 for label in seen.labels])
+        return seen.with_labels(seen.labels, seen.label_scores, set_distance=distance)
+
+    alerts, _ = follow("mbs-clean", table, change=judged)
+    foreign = [a for a in alerts if a.kind == "foreign-tile"]
+    holding = {int(p) for p, hand in known["hands"].items() if odd in hand["tiles"]}
+    assert {a.position for a in foreign} == (holding if raised else set())
+    assert all(odd in a.observed and "enrolled set" in a.summary for a in foreign)
+
+
 def test_missed_frames_change_nothing(fixture_round) -> None:  # type: ignore[no-untyped-def]
     name, table = fixture_round
     every, _ = follow(name, table)

@@ -28,21 +28,28 @@ class Detections:
     """N: how sure the reader is that a tile lies face up, whichever its face (its probability
     of any face among the tile classes; 0 for a die), once it has read the tiles; empty
     otherwise. A tile half under another shows a pip or two: face up for sure, its face not."""
+    set_distance: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    """N: how far each face-up tile's look lies from the enrolled set's (`vision.enrol.
+    look_distance`; 0 for a die, a back or a tile not judged), once read by an enrolled set;
+    empty otherwise."""
 
     def __post_init__(self) -> None:
         n = len(self.labels)
         if self.corners.shape != (n, 4, 2) or self.confidence.shape != (n,):
             raise ValueError("detections columns must all have one row per detection")
         if any(
-            c.shape not in ((0,), (n,)) for c in (self.label_confidence, self.flat, self.face_up)
+            c.shape not in ((0,), (n,))
+            for c in (self.label_confidence, self.flat, self.face_up, self.set_distance)
         ):
-            raise ValueError("label_confidence, flat and face_up have one value per detection")
+            raise ValueError(
+                "label_confidence, flat, face_up and set_distance have one value per detection"
+            )
         if self.table_xy.shape not in ((0, 2), (n, 2)) or len(self.zones) not in (0, n):
             raise ValueError("table_xy and zones have one row per detection")
 
     def __setstate__(self, state: dict[str, object]) -> None:
         """Detections pickled before a column was added (cached rounds) read it as empty."""
-        self.__dict__.update({"face_up": np.zeros(0)} | state)
+        self.__dict__.update({"face_up": np.zeros(0), "set_distance": np.zeros(0)} | state)
 
     @classmethod
     def empty(cls) -> Detections:
@@ -74,6 +81,7 @@ class Detections:
             column("zones", ()),  # type: ignore[arg-type]
             column("flat", np.zeros(0)),  # type: ignore[arg-type]
             column("face_up", np.zeros(0)),  # type: ignore[arg-type]
+            column("set_distance", np.zeros(0)),  # type: ignore[arg-type]
         )
 
     def __len__(self) -> int:
@@ -92,9 +100,10 @@ class Detections:
         zones = tuple(self.zones[i] for i in keep) if self.zones else ()
         flat = self.flat[keep] if len(self.flat) else self.flat
         up = self.face_up[keep] if len(self.face_up) else self.face_up
+        far = self.set_distance[keep] if len(self.set_distance) else self.set_distance
         labels = tuple(self.labels[i] for i in keep)
         return Detections(
-            self.corners[keep], self.confidence[keep], labels, conf, xy, zones, flat, up
+            self.corners[keep], self.confidence[keep], labels, conf, xy, zones, flat, up, far
         )
 
     def with_labels(
@@ -103,6 +112,7 @@ class Detections:
         confidence: NDArray[np.float64],
         flat: NDArray[np.float64] | None = None,
         face_up: NDArray[np.float64] | None = None,
+        set_distance: NDArray[np.float64] | None = None,
     ) -> Detections:
         return replace(
             self,
@@ -110,6 +120,7 @@ class Detections:
             label_confidence=confidence,
             flat=self.flat if flat is None else flat,
             face_up=self.face_up if face_up is None else face_up,
+            set_distance=self.set_distance if set_distance is None else set_distance,
         )
 
     def with_places(self, table_xy: NDArray[np.float64], zones: tuple[str, ...]) -> Detections:

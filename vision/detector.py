@@ -354,6 +354,11 @@ def one_box_per_die(
 MARKERS_MODEL = MODELS / "markers.onnx"
 MARKER_FACES_MODEL = MODELS / "marker-faces.onnx"
 DICE_MODEL = MODELS / "dice.onnx"
+LOOK_MODEL = MODELS / "setlook.onnx"
+"""Which set a tile belongs to (`vision.enrol.SetLook`): used once a set with looks is enrolled."""
+JUDGED_FACE_UP = 0.5
+"""A tile is judged against the enrolled set's looks when the reader finds it likelier face up
+than down: a back shows nothing of its set's faces."""
 """A reader of dice alone (YOLO11n-cls, six values), trained on rendered dice of every look
 and on real photographs' dice: it reads real dice far better than the reader of tiles and
 dice, whose dice are the renderer's alone (models/MODEL_CARD.md, "Dice reader")."""
@@ -454,17 +459,20 @@ class MarkerWatch:
 
 def _alongside(markers: Detections, found: Detections) -> Detections:
     """The markers with the columns the frame's other detections hold, to join them: read as
-    sure as their face reader said, lying flat as a tile does, and no face-up tile."""
+    sure as their face reader said, lying flat as a tile does, no face-up tile, and not judged
+    against the enrolled set."""
     n = len(markers)
     if not n or not len(found):
         return markers
-    held = {name: len(getattr(found, name)) > 0 for name in ("label_confidence", "flat", "face_up")}
+    columns = ("label_confidence", "flat", "face_up", "set_distance")
+    held = {name: len(getattr(found, name)) > 0 for name in columns}
     sure = markers.label_confidence if len(markers.label_confidence) else np.ones(n)
     return replace(
         markers,
         label_confidence=sure if held["label_confidence"] else np.zeros(0),
         flat=np.ones(n) if held["flat"] else np.zeros(0),
         face_up=np.zeros(n) if held["face_up"] else np.zeros(0),
+        set_distance=np.zeros(n) if held["set_distance"] else np.zeros(0),
     )
 
 
@@ -528,8 +536,12 @@ class Reader:
         lean_margin: float = REFINED_LEAN_MARGIN,
         known_set: KnownSet | None = None,
         dice: Path | None = DICE_MODEL,
+        looks: Path | None = LOOK_MODEL,
     ) -> None:
+        from vision.enrol import SetLook  # not at the top: vision.enrol crosses into rules/
+
         self.session = _session(path, threads)
+        self.looker = SetLook(looks, threads) if looks and looks.exists() else None
         self.lean_margin = lean_margin
         self.known_set = known_set
         self.input = self.session.get_inputs()[0]
@@ -587,10 +599,13 @@ class Reader:
         """Label each box with what the reader sees, within what the detector found: a tile or
         back box becomes a face or `back` (the reader sees pips better), a die box a die value
         (and how sure the flatness model is that it lies flat). With a `known_set`, a face-up
-        tile is read by the set's own faces too (`vision.enrol.KnownSet.combine`)."""
+        tile is read by the set's own faces too (`vision.enrol.KnownSet.combine`), and, where
+        the set holds looks, judged against them (`set_distance`)."""
         if not len(detections):
             return detections
-        probs, embedding = self.look(image, detections, embed=self.known_set is not None)
+        dice = [kind == "die" for kind in detections.labels]
+        crops = [cut(image, c, die) for c, die in zip(detections.corners, dice, strict=True)]
+        probs, embedding = self.look_at(crops, self.known_set is not None, dice)
         if self.known_set is not None and embedding is not None:
             probs = self.known_set.combine(probs, embedding, self.names, detections.labels)
         labels, confidence = [], []
@@ -612,7 +627,25 @@ class Reader:
                 blob = cv2.dnn.blobFromImages(wide, 1 / 255, (CROP, CROP), swapRB=True)
                 name = self.flatness.get_inputs()[0].name
                 flat[dice] = self.flatness.run(None, {name: blob})[0][:, self.flat_index]
-        return detections.with_labels(tuple(labels), np.asarray(confidence), flat, face_up)
+        distance = self._set_distance(crops, labels, face_up)
+        return detections.with_labels(
+            tuple(labels), np.asarray(confidence), flat, face_up, distance
+        )
+
+    def _set_distance(
+        self, crops: list[NDArray[np.uint8]], labels: list[str], face_up: NDArray[np.float64]
+    ) -> NDArray[np.float64] | None:
+        """How far each face-up tile's look lies from the enrolled set's; None without an
+        enrolled set with looks or without the set-look model."""
+        known = self.known_set
+        if known is None or known.looks is None or self.looker is None:
+            return None
+        distance = np.zeros(len(crops))
+        judged = [row for row, label in enumerate(labels) if not label.startswith("die")
+                  and label != "back" and face_up[row] >= JUDGED_FACE_UP]  # fmt: skip
+        if judged:
+            distance[judged] = known.distance(self.looker.embed([crops[row] for row in judged]))
+        return distance
 
     @property
     def _dice(self) -> NDArray[np.int64]:

@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from rules import FACES, FULL_SET, Tile, check_set
 from vision.annotate import draw, place_tags
-from vision.crops import cut
+from vision.crops import CROP, cut
 from vision.detections import Detections, polygon_iou
 
 if TYPE_CHECKING:
@@ -118,6 +118,9 @@ class SeenTile:
     embedding: NDArray[np.float32] | None
     """2 x D: the reader's embedding of its crop as cut and turned half round (a crop's turn
     is a guess, `vision.crops.canonical`)."""
+    look: NDArray[np.float32] | None = None
+    """D: its look by the set-look model (`SetLook`), which set it belongs to; None without
+    the model."""
 
     @property
     def face(self) -> str:
@@ -176,7 +179,8 @@ def columns(names: dict[int, str], labels: tuple[str, ...]) -> NDArray[np.int64]
 
 
 def enrol(image: NDArray[np.uint8], detector: Detector, reader: Reader) -> Enrolment:
-    """Find, read and place the display in `image` and check the set it shows."""
+    """Find, read and place the display in `image` and check the set it shows (by its looks
+    too, where the reader has the set-look model)."""
     return enrol_found(image, one_box_per_object(closer(image, detector)), reader)
 
 
@@ -238,7 +242,20 @@ def enrol_found(image: NDArray[np.uint8], found: Detections, reader: Reader) -> 
         both = np.stack([upright, turned], 1)
         sums = both if sums is None else sums + both
     embedding = None if sums is None else sums / np.linalg.norm(sums, axis=2, keepdims=True)
-    return enrol_seen(found, probs, embedding, reader.names, crops)
+    looks = None if reader.looker is None else _looks(image, found, reader.looker, short)
+    return enrol_seen(found, probs, embedding, reader.names, crops, looks)
+
+
+def _looks(image: NDArray[np.uint8], found: Detections, looker: SetLook,
+           short: NDArray[np.float64]) -> NDArray[np.float32]:  # fmt: skip
+    """Each box's set look, the mean over the crops `LOOKS` cuts (as the embedding's)."""
+    total = None
+    for dx, dy in LOOKS:
+        moved = found.corners + (np.array([dx, dy])[None, :] * short[:, None])[:, None, :]
+        look = looker.embed([cut(image, c, False) for c in moved])
+        total = look if total is None else total + look
+    assert total is not None
+    return total / np.maximum(np.linalg.norm(total, axis=1, keepdims=True), 1e-9)
 
 
 def enrol_seen(
@@ -247,9 +264,10 @@ def enrol_seen(
     embedding: NDArray[np.float32] | None,
     names: dict[int, str],
     crops: list[NDArray[np.uint8]],
+    looks: NDArray[np.float32] | None = None,
 ) -> Enrolment:
-    """`enrol` on what the detector found and the reader saw, row by row: class probabilities
-    and embeddings (N x 2 x D, as cut and turned half round)."""
+    """`enrol` on what the detector found and the reader saw, row by row: class probabilities,
+    embeddings (N x 2 x D, as cut and turned half round) and set looks (N x D, `SetLook`)."""
     face_columns = columns(names, FACE_NAMES)
     (back,) = columns(names, ("back",))
     dice_columns = np.array([k for k, n in names.items() if n.startswith("die-")])
@@ -282,6 +300,7 @@ def enrol_seen(
             placed[k],
             places[k],
             None if embedding is None else embedding[i],
+            None if looks is None else looks[i],
         )
         for k, i in enumerate(up)
     )
@@ -293,6 +312,7 @@ def enrol_seen(
         problems += gaps(seen)
         problems += twins(seen) if embedding is not None else []
     problems += strangers(seen, [crops[i] for i in up])
+    problems += outsiders(seen)
     if len(dice) != 3:
         problems.append(f"{len(dice)} dice, a table uses 3")
     return Enrolment(seen, dice, order is not None, tuple(problems))
@@ -510,6 +530,25 @@ def strangers(tiles: tuple[SeenTile, ...], crops: list[NDArray[np.uint8]]) -> li
     return problems
 
 
+def outsiders(tiles: tuple[SeenTile, ...]) -> list[str]:
+    """Tiles whose look lies `LOOK_FAR` or further from the rest of the set's (`SetLook`):
+    another maker's tile, told by its pips and finish where its body colour is the set's."""
+    judged = [t for t in tiles if t.look is not None]
+    if len(judged) < 8:
+        return []
+    distance = look_distance(np.stack([t.look for t in judged]), np.stack([t.look for t in judged]),
+                             leave_out=True)  # type: ignore[misc]  # fmt: skip
+    problems = []
+    for tile, far in zip(judged, distance, strict=True):
+        if far >= LOOK_FAR:
+            where = (
+                f"place {tile.place} (laid as {tile.placed})" if tile.place else f"a {tile.read}"
+            )
+            problems.append(f"{where} looks unlike the rest of the set ({far:.2f} from it, "
+                            f"{LOOK_FAR} allowed): another set's tile")  # fmt: skip
+    return problems
+
+
 # -- reading by the set ---------------------------------------------------------------------
 
 
@@ -520,6 +559,9 @@ class KnownSet:
 
     faces: tuple[str, ...]
     vectors: NDArray[np.float32]
+    looks: NDArray[np.float32] | None = None
+    """Each tile's set look (`SetLook`), to judge tiles in play by; None where the enrolment was
+    made without the set-look model."""
 
     @classmethod
     def of(cls, enrolment: Enrolment) -> KnownSet:
@@ -527,7 +569,18 @@ class KnownSet:
         if not kept:
             raise ValueError("the enrolment holds no embeddings: the reader gives none")
         faces = tuple(t.face for t in kept for _ in range(2))
-        return cls(faces, np.concatenate([t.embedding for t in kept]))  # type: ignore[misc]
+        looks = [t.look for t in enrolment.tiles if t.look is not None]
+        return cls(
+            faces,
+            np.concatenate([t.embedding for t in kept]),  # type: ignore[misc]
+            np.stack(looks) if len(looks) == len(enrolment.tiles) else None,
+        )
+
+    def distance(self, looks: NDArray[np.float32]) -> NDArray[np.float64]:
+        """How far each of `looks` lies from the set's (`look_distance`)."""
+        if self.looks is None:
+            raise ValueError("the set was enrolled without looks")
+        return look_distance(self.looks, looks)
 
     def likeness(self, embedding: NDArray[np.float32]) -> NDArray[np.float32]:
         """Each row's closeness (cosine) to each face's nearest enrolled tile: N x 21 (-1 for
@@ -568,12 +621,16 @@ class KnownSet:
         return out
 
     def save(self, path: Path) -> None:
-        np.savez_compressed(path, faces=np.array(self.faces), vectors=self.vectors)
+        looks = {} if self.looks is None else {"looks": self.looks}
+        np.savez_compressed(path, faces=np.array(self.faces), vectors=self.vectors, **looks)
 
     @classmethod
     def load(cls, path: Path) -> KnownSet:
+        """A saved set; one enrolled before the set-look model holds no looks."""
         with np.load(path) as held:
-            return cls(tuple(str(f) for f in held["faces"]), held["vectors"].astype(np.float32))
+            looks = held["looks"].astype(np.float32) if "looks" in held else None
+            faces = tuple(str(f) for f in held["faces"])
+            return cls(faces, held["vectors"].astype(np.float32), looks)
 
 
 SET_TEMPERATURE = 0.05
@@ -586,4 +643,41 @@ reader was trained on it, every weight from 0.5 up lost tiles the classifier rea
 138 at 0 and 0.3, 126 at 0.7); on classic, ivory and navy read by readers that never saw them,
 0.3 gained 1.4-3.1 points and higher weights at most half a point more. Confirmed on charcoal
 and cream: +3.6 and +7.9 points."""
+# -- which set a tile belongs to ---------------------------------------------------------------
+LOOK_FAR = 0.45
+"""A tile lies outside the set when its look is this far (1 - cosine) from the set's centre."""
+
+
+class SetLook:
+    """The set-look model (`vision.training.setlook`): a unit vector per tile crop that keeps
+    makers' sets apart and lets faces go, to tell a foreign tile from the set's own."""
+
+    def __init__(self, path: Path, threads: int = 2) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.input = self.session.get_inputs()[0].name
+
+    def embed(self, crops: list[NDArray[np.uint8]]) -> NDArray[np.float32]:
+        """N x D for N reader crops (`vision.crops.cut`)."""
+        if not crops:
+            return np.zeros((0, self.session.get_outputs()[0].shape[1]), np.float32)
+        blob = cv2.dnn.blobFromImages(list(crops), 1 / 255, (CROP, CROP), swapRB=True)
+        looks = self.session.run(None, {self.input: blob})[0]
+        return looks / np.maximum(np.linalg.norm(looks, axis=1, keepdims=True), 1e-9)
+
+
+def look_distance(
+    enrolled: NDArray[np.float32], looks: NDArray[np.float32], leave_out: bool = False
+) -> NDArray[np.float64]:
+    """How far each of `looks` lies from the centre of the enrolled set's looks (1 - cosine).
+    With `leave_out`, `looks` are the enrolled tiles themselves, each against the others."""
+    total = enrolled.sum(0)
+    centres = total[None, :] - enrolled if leave_out else np.broadcast_to(total, looks.shape)
+    centres = centres / np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-9)
+    return 1.0 - np.einsum("nd,nd->n", looks, centres).astype(np.float64)
+
+
 __all__ = ["DISPLAY_ORDER", "Enrolment", "KnownSet", "SeenTile", "enrol", "enrol_seen"]

@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from rules import Bank, InvalidHandError, house_sets_bank
 from vision.detections import Detections
+from vision.enrol import LOOK_FAR
 from vision.follow.base import HAND_ZONES, ROUND, FollowerBase, K, Raised, Streak
 from vision.follow.exposure import FACES
 from vision.follow.judge import SetHand, is_face
@@ -38,6 +39,14 @@ class Slot:
     xy: NDArray[np.float64]
     votes: Counter[str] = field(default_factory=Counter)
     seen: int = 0
+    set_distances: list[float] = field(default_factory=list)
+    """How far its look lay from the enrolled set's, frame by frame (none without one)."""
+
+    @property
+    def set_distance(self) -> float:
+        """Its look's distance from the enrolled set over the frames (the median: one blurred
+        frame does not make a tile foreign); 0 where it was not judged."""
+        return float(np.median(self.set_distances)) if self.set_distances else 0.0
 
     @property
     def label(self) -> str:
@@ -59,14 +68,23 @@ class HandWatch:
     final: SetHand | None = None
     final_t: float = 0.0
 
-    def update(self, xy: NDArray[np.float64], labels: list[str], scores: list[float]) -> None:
-        for point, label, score in zip(xy, labels, scores, strict=True):
+    def update(
+        self,
+        xy: NDArray[np.float64],
+        labels: list[str],
+        scores: list[float],
+        set_distances: list[float] | None = None,
+    ) -> None:
+        distances = set_distances if set_distances is not None else [None] * len(labels)
+        for point, label, score, distance in zip(xy, labels, scores, distances, strict=True):
             near = [s for s in self.slots if np.linalg.norm(s.xy - point) < FACES.same_place]
             slot = near[0] if near else Slot(point.copy())
             if not near:
                 self.slots.append(slot)
             slot.votes[label] += score
             slot.seen += 1
+            if distance is not None:
+                slot.set_distances.append(distance)
             slot.xy = 0.8 * slot.xy + 0.2 * point
 
     def settle(self, count: int) -> SetHand:
@@ -120,6 +138,7 @@ class HandsPhase(FollowerBase):
                 seen.table_xy[rows],
                 [seen.labels[i] for i in rows],
                 [float(scores[i]) for i in rows],
+                [float(seen.set_distance[i]) for i in rows] if len(seen.set_distance) else None,
             )
             same = len(rows) == watch.last_count
             watch.last_count = len(rows)
@@ -192,6 +211,7 @@ class HandsPhase(FollowerBase):
                     f"{round_.faces_seen[str(tile)]} seen this round, a set has "
                     f"{round_.faces_seen[str(tile)] - extra}.",
                 )
+        self._judge_looks(zone, watch, position, since, t, out)
         size = len(hand.tiles)
         if size > 4 or (size == 4 and hand.setting is None):
             shape = " + ".join(str(len(g)) for g in hand.groups if g)
@@ -234,6 +254,30 @@ class HandsPhase(FollowerBase):
                     f"house way is {check.expected}.",
                     rule=f"{check.clause.ref}: {check.clause.summary}",
                 )
+
+    def _judge_looks(
+        self, zone: str, watch: HandWatch, position: int, since: float, t: float, out: list[Raised]
+    ) -> None:
+        """A tile whose look lies `LOOK_FAR` or further from the enrolled set's: another maker's
+        tile, of a face the set holds (a copy too many is `foreign-tile` by count above)."""
+        far = [s for s in watch.slots if s.set_distance >= LOOK_FAR]
+        if not far:
+            return
+        slot = max(far, key=lambda s: s.set_distance)
+        self._alert(
+            out,
+            K.FOREIGN_TILE,
+            position,
+            "every tile of the enrolled set",
+            f"a {slot.label} {slot.set_distance:.2f} from the set's look",
+            since,
+            t,
+            float(np.mean(np.asarray(slot.set_distances) >= LOOK_FAR)),  # frames it looked so
+            zone,
+            summary=f"{_box(position).capitalize()} holds a {slot.label} unlike the table's "
+            f"enrolled set ({slot.set_distance:.2f} from its look, {LOOK_FAR} allowed over "
+            f"{len(slot.set_distances)} frames): another set's tile.",
+        )
 
     def _judge_set(self, t: float, out: list[Raised]) -> None:
         """Every hand is exposed: tiles missing from the set, and short hands not explained by

@@ -1,0 +1,358 @@
+"""The set-look model: which set a tile belongs to, whatever its face.
+
+The reader's embedding brings one face of every maker's set together (that is what reads a
+design it never saw); telling a foreign tile from the table's own needs the opposite, a vector
+that keeps sets apart and lets faces go. This small network is trained for that alone: tile
+crops of many drawn sets (the house look and every appearance family, each draw its own set),
+a supervised contrastive loss (Khosla et al. 2020) whose classes are the sets, in batches that
+show several sets the same faces so that a face cannot stand in for its set.
+
+    python3 -m vision.training.setlook render --out runs/setlook/data.npz --sets 1200
+    python3 -m vision.training.setlook train --data runs/setlook/data.npz --out runs/setlook/all
+        [--without FAMILY] [--minutes 8]
+    python3 -m vision.training.setlook measure --model MODEL --sets 40 --out runs/setlook/m
+
+`measure` enrols fresh sets from their displays, then scores the face-up tiles of play scenes
+in each set and one tile of another family's set slipped in (`vision.enrol.KnownSet.unlike`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from vision.crops import cut
+from vision.enrol import FACE_NAMES, LOOK_FAR, SetLook, look_distance
+from vision.progress import each
+from vision.synth.appearance import FAMILIES
+from vision.synth.render import Rendering
+
+SEED = 940_000
+"""Training sets' seeds: apart from every other data set's (`docs/accuracy.md`)."""
+MEASURE_SEED = 960_000
+"""Measured sets' seeds: never trained on."""
+LOOKS = ("house", *FAMILIES)
+SHOWN = 0.9
+"""A tile is cut when this share of its face is in view (as `vision.training.enrolment`)."""
+PLAY_SCENES = 2
+"""Play scenes drawn in each training set beside its display: the same set under another
+camera, cloth and light, so that the model learns the set rather than the picture."""
+BATCH_SETS, PER_SET, SHARED_FACES = 24, 8, 3
+"""A batch: 24 sets, 8 crops of each, half of them of 3 faces every set in the batch shows."""
+TEMPERATURE = 0.1
+"""The contrastive loss's temperature, as Khosla et al. use it."""
+LEARNING_RATE = 2e-3
+
+
+def _set_crops(seed: int, family: str) -> tuple[list[NDArray[np.uint8]], list[int]]:
+    """The face-up tiles of one set's display and play scenes, boxed as the detector boxes
+    them: crops and face indices."""
+    from vision.synth.display import ARRANGEMENTS, render_display
+    from vision.training.enrolment import play_scene, truth_boxes
+
+    rng = np.random.default_rng([seed, 0x10C])
+    arrangement = ARRANGEMENTS[int(rng.integers(len(ARRANGEMENTS)))]
+    renderings = [render_display(seed, family, arrangement)[1]]
+    renderings += [play_scene(seed * 10 + k, seed, family) for k in range(PLAY_SCENES)]
+    crops, faces = [], []
+    for rendering in renderings:
+        found, truth = truth_boxes(rendering, rng, SHOWN)
+        for corners, label in zip(found.corners, truth, strict=True):
+            if label in FACE_NAMES:
+                crops.append(cut(rendering.image, corners, False))
+                faces.append(FACE_NAMES.index(label))
+    return crops, faces
+
+
+def _render_one(job: tuple[int, str]) -> tuple[int, str, list[NDArray[np.uint8]], list[int]]:
+    seed, family = job
+    return (seed, family, *_set_crops(seed, family))
+
+
+def render(out: Path, sets: int, first_seed: int = SEED, workers: int = 2) -> None:
+    """`sets` sets, the looks taking turns, written as one npz: crops, face, set, family. The
+    house look is one set however often it is drawn (it has no draws)."""
+    jobs = [(first_seed + k, LOOKS[k % len(LOOKS)]) for k in range(sets)]
+    crops: list[NDArray[np.uint8]] = []
+    faces: list[int] = []
+    set_of: list[int] = []
+    family_of: list[int] = []
+    with ProcessPoolExecutor(workers) as pool:
+        done = pool.map(_render_one, jobs, chunksize=4)
+        for seed, family, cut_crops, cut_faces in each(done, len(jobs), "sets", "set"):
+            crops += cut_crops
+            faces += cut_faces
+            set_of += [-1 if family == "house" else seed] * len(cut_crops)
+            family_of += [LOOKS.index(family)] * len(cut_crops)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(out, crops=np.stack(crops), face=np.array(faces), set=np.array(set_of),
+             family=np.array(family_of), looks=np.array(LOOKS))  # fmt: skip
+    print(f"{len(crops)} crops of {sets} sets -> {out}", file=sys.stderr)
+
+
+def _network(dim: int = 64):  # type: ignore[no-untyped-def]
+    """Five 3x3 convolutions (two at full width of the crop's quarter), mean and max pooled,
+    one linear map to a unit vector: 7.6 MFLOPs a crop, so a frame's tiles cost a few ms."""
+    import torch
+    from torch import nn
+
+    def block(inputs: int, outputs: int, stride: int) -> list[nn.Module]:
+        return [nn.Conv2d(inputs, outputs, 3, stride, 1, bias=False), nn.BatchNorm2d(outputs),
+                nn.ReLU(inplace=True)]  # fmt: skip
+
+    class LookNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.features = nn.Sequential(*block(3, 16, 2), *block(16, 32, 2), *block(32, 32, 1),
+                                          *block(32, 64, 2), *block(64, 64, 1))  # fmt: skip
+            self.head = nn.Linear(128, dim)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            f = self.features(x)
+            pooled = torch.cat([f.mean((2, 3)), f.amax((2, 3))], 1)
+            return nn.functional.normalize(self.head(pooled), dim=1)
+
+    return LookNet()
+
+
+def _batch(
+    rng: np.random.Generator, by_set: dict[int, NDArray[np.int64]], faces: NDArray[np.int64]
+) -> NDArray[np.int64]:
+    """Indices of one batch: `BATCH_SETS` sets, `PER_SET` crops each, half of them of
+    `SHARED_FACES` faces drawn for the whole batch where the set shows them."""
+    keys = list(by_set)
+    chosen = rng.choice(len(keys), min(BATCH_SETS, len(keys)), replace=False)
+    shared = rng.choice(len(FACE_NAMES), SHARED_FACES, replace=False)
+    rows = []
+    for k in chosen:
+        own = by_set[keys[int(k)]]
+        same_faces = own[np.isin(faces[own], shared)]
+        half = rng.choice(same_faces, min(PER_SET // 2, len(same_faces)), replace=False)
+        rest = rng.choice(own, PER_SET - len(half), replace=len(own) < PER_SET)
+        rows += [*half, *rest]
+    return np.asarray(rows, np.int64)
+
+
+def _tensor(crops: NDArray[np.uint8], rng: np.random.Generator | None):  # type: ignore[no-untyped-def]
+    """Crops as the network takes them: RGB in 0..1, N x 3 x 64 x 64 (what
+    `cv2.dnn.blobFromImages(..., 1 / 255, swapRB=True)` gives at run time). With `rng`, each
+    turned half round at random (a crop's turn is a guess) and its light moved a little."""
+    import torch
+
+    x = torch.from_numpy(crops[..., ::-1].copy()).permute(0, 3, 1, 2).float() / 255
+    if rng is not None:
+        turned = torch.from_numpy(rng.random(len(x)) < 0.5)
+        x[turned] = x[turned].flip(2, 3)
+        gain = torch.from_numpy(rng.uniform(0.85, 1.15, (len(x), 1, 1, 1))).float()
+        x = (x * gain).clamp(0, 1)
+    return x
+
+
+def _supcon(z, labels, temperature: float = TEMPERATURE):  # type: ignore[no-untyped-def]
+    """Supervised contrastive loss: each crop pulled towards its set's other crops in the
+    batch, pushed from every other set's."""
+    import torch
+
+    sims = z @ z.T / temperature
+    eye = torch.eye(len(z), dtype=torch.bool)
+    sims = sims.masked_fill(eye, -1e9)
+    log_prob = sims - torch.logsumexp(sims, 1, keepdim=True)
+    positive = (labels[:, None] == labels[None, :]) & ~eye
+    return -((log_prob * positive).sum(1) / positive.sum(1).clamp(min=1)).mean()
+
+
+def train(data: Path, out: Path, minutes: float, without: str | None = None) -> Path:
+    """Train on `data`'s sets (all but `without`'s) for `minutes`; export `out/setlook.onnx`."""
+    import torch
+
+    torch.set_num_threads(2)
+    torch.manual_seed(0)
+    held = np.load(data)
+    looks = tuple(str(name) for name in held["looks"])
+    keep = held["family"] != looks.index(without) if without else np.ones(len(held["face"]), bool)
+    crops, faces, sets = held["crops"][keep], held["face"][keep], held["set"][keep]
+    by_set = {int(s): np.flatnonzero(sets == s) for s in np.unique(sets)}
+    print(f"{len(crops)} crops of {len(by_set)} sets, {without or 'no family'} left out",
+          file=sys.stderr)  # fmt: skip
+    model = _network()
+    optimiser = torch.optim.AdamW(model.parameters(), LEARNING_RATE, weight_decay=1e-4)
+    rng = np.random.default_rng(0)
+    started = time.monotonic()
+    deadline = started + minutes * 60
+    step, said, losses = 0, started, []
+    model.train()
+    while (now := time.monotonic()) < deadline:
+        share = (now - started) / (deadline - started)
+        for group in optimiser.param_groups:  # cosine down to nothing at the deadline
+            group["lr"] = LEARNING_RATE * 0.5 * (1 + np.cos(np.pi * share))
+        rows = _batch(rng, by_set, faces)
+        loss = _supcon(model(_tensor(crops[rows], rng)), torch.from_numpy(sets[rows]))
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        losses.append(float(loss))
+        step += 1
+        if now - said >= 10:
+            said = now
+            print(f"step {step}, {now - started:.0f} s, loss {np.mean(losses[-50:]):.3f}",
+                  file=sys.stderr, flush=True)  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)
+    model.eval()
+    path = out / "setlook.onnx"
+    torch.onnx.export(model, _tensor(crops[:2], None), str(path), input_names=["images"],
+                      output_names=["look"], dynamic_axes={"images": {0: "n"}, "look": {0: "n"}},
+                      opset_version=17, dynamo=False)  # fmt: skip
+    (out / "training.json").write_text(json.dumps({
+        "data": str(data), "without": without, "minutes": minutes, "steps": step,
+        "crops": len(crops), "sets": len(by_set), "last loss": float(np.mean(losses[-50:])),
+    }, indent=1))  # fmt: skip
+    print(f"{step} steps -> {path}", file=sys.stderr)
+    return path
+
+
+def measure(model: Path, out: Path, sets: int, first_seed: int = MEASURE_SEED,
+            families: tuple[str, ...] = tuple(FAMILIES)) -> dict[str, object]:  # fmt: skip
+    """For each family, `sets` fresh sets: each enrolled from a display in rows, then two play
+    scenes' face-up tiles scored against it (a clean round's tiles), one tile of another
+    family's set (the next family in turn) scored as if it had been slipped in, and a display
+    of the same set with one tile of another family's set in it. The looks go to
+    `out/FAMILY.npz`, so that other rules can be tried on them, the counts to
+    `out/setlook.json`."""
+    from vision.synth.display import render_display
+    from vision.training.enrolment import play_crops, play_scene
+
+    looker = SetLook(model)
+    out.mkdir(parents=True, exist_ok=True)
+    results: dict[str, object] = {}
+    for family in families:
+        enrolled, genuine, round_of, foreign, faulty, faulty_of = [], [], [], [], [], []
+        others = [f for f in FAMILIES if f != family]
+        for k in each(range(sets), sets, f"{family} sets", "set"):
+            seed = first_seed + k
+            rng = np.random.default_rng([seed, 0x5C0])
+            whole = render_display(seed, family, "rows")[1]
+            enrolled.append(looker.embed(_display_crops(whole, rng)))
+            for scene in range(PLAY_SCENES):
+                crops, _ = play_crops(play_scene(seed * 10 + scene, seed, family), rng)
+                genuine.append(looker.embed(crops))
+                round_of += [(k, scene)] * len(crops)
+            crops = _foreign_crops(seed, others[k % len(others)], rng)
+            foreign.append(looker.embed([crops[int(rng.integers(len(crops)))]])[0])
+            shown = _display_crops(render_display(seed, family, "rows", "foreign")[1], rng)
+            faulty.append(looker.embed(shown))
+            faulty_of += [k] * len(shown)
+        looks = {"enrolled": np.stack(enrolled), "genuine": np.concatenate(genuine),
+                 "round": np.array(round_of), "foreign": np.stack(foreign),
+                 "faulty": np.concatenate(faulty), "faulty_of": np.array(faulty_of)}  # fmt: skip
+        np.savez(out / f"{family}.npz", **looks)  # type: ignore[arg-type]
+        results[family] = outcomes(**looks)  # type: ignore[arg-type]
+        print(f"{family}: {json.dumps(results[family])}", flush=True)
+    (out / "setlook.json").write_text(json.dumps(results, indent=1))
+    return results
+
+
+def _foreign_crops(seed: int, family: str, rng: np.random.Generator) -> list[NDArray[np.uint8]]:
+    """Face-up tiles of play in another set of `family`: the first scene that shows any."""
+    from vision.training.enrolment import play_crops, play_scene
+
+    for scene in range(7, 30):
+        crops, _ = play_crops(play_scene(seed * 10 + scene, seed + 1, family), rng)
+        if crops:
+            return crops
+    raise RuntimeError(f"no face in full view in 23 scenes of play of seed {seed}")
+
+
+def _display_crops(rendering: Rendering, rng: np.random.Generator) -> list[NDArray[np.uint8]]:
+    """A display's face-up tiles, boxed as the detector boxes them."""
+    from vision.training.enrolment import truth_boxes
+
+    found, truth = truth_boxes(rendering, rng)
+    return [cut(rendering.image, found.corners[i], False)
+            for i, label in enumerate(truth) if label in FACE_NAMES]  # fmt: skip
+
+
+def outcomes(enrolled: NDArray[np.float32], genuine: NDArray[np.float32],
+             round: NDArray[np.int64], foreign: NDArray[np.float32],
+             faulty: NDArray[np.float32], faulty_of: NDArray[np.int64],
+             far: float = LOOK_FAR) -> dict[str, object]:  # fmt: skip
+    """Per set: its clean rounds flagged (any genuine tile `far` or further from the set), its
+    foreign tile caught, its whole display's tiles flagged (each against the rest), and its
+    display with a foreign tile refused (any tile flagged)."""
+    flagged_rounds, rounds, caught, own_flagged, refused = 0, 0, 0, 0, 0
+    genuine_far, foreign_far = [], []
+    for k, looks in enumerate(enrolled):
+        own_flagged += int((look_distance(looks, looks, leave_out=True) >= far).sum())
+        shown = faulty[faulty_of == k]
+        refused += bool((look_distance(shown, shown, leave_out=True) >= far).any())
+        mine = round[:, 0] == k
+        for scene in np.unique(round[mine, 1]):
+            distances = look_distance(looks, genuine[mine & (round[:, 1] == scene)])
+            genuine_far += distances.tolist()
+            rounds += 1
+            flagged_rounds += bool((distances >= far).any())
+        foreign_far.append(float(look_distance(looks, foreign[k : k + 1])[0]))
+        caught += foreign_far[-1] >= far
+    return {"sets": len(enrolled), "clean rounds": rounds, "clean rounds flagged": flagged_rounds,
+            "genuine tiles": len(genuine_far),
+            "genuine tiles flagged": int(sum(d >= far for d in genuine_far)),
+            "foreign caught": int(caught), "whole display tiles flagged": own_flagged,
+            "foreign displays refused": refused, "auc": _auc(genuine_far, foreign_far)}  # fmt: skip
+
+
+def _auc(genuine: list[float], foreign: list[float]) -> float:
+    """How often a foreign tile scores above a genuine one (ties half)."""
+    if not genuine or not foreign:
+        return float("nan")
+    g, f = np.asarray(genuine)[None, :], np.asarray(foreign)[:, None]
+    return round(float((f > g).mean() + 0.5 * (f == g).mean()), 4)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    make = verbs.add_parser("render", help="draw training sets' tile crops")
+    make.add_argument("--out", type=Path, default=Path("runs/setlook/data.npz"))
+    make.add_argument("--sets", type=int, default=1200)
+    make.add_argument("--first-seed", type=int, default=SEED)
+    make.add_argument("--workers", type=int, default=2)
+    fit = verbs.add_parser("train", help="train the set-look model")
+    fit.add_argument("--data", type=Path, default=Path("runs/setlook/data.npz"))
+    fit.add_argument("--out", type=Path, default=Path("runs/setlook/all"))
+    fit.add_argument("--minutes", type=float, default=8.0)
+    fit.add_argument("--without", choices=FAMILIES, help="a family left out of training")
+    judge = verbs.add_parser("measure", help="foreign tiles in play against enrolled sets")
+    judge.add_argument("--model", type=Path, required=True)
+    judge.add_argument("--out", type=Path, default=Path("runs/setlook/measure"))
+    judge.add_argument("--sets", type=int, default=40, help="sets per family")
+    judge.add_argument("--first-seed", type=int, default=MEASURE_SEED)
+    judge.add_argument("--families", default=",".join(FAMILIES), help="comma-separated")
+    args = parser.parse_args()
+    if args.verb == "render":
+        render(args.out, args.sets, args.first_seed, args.workers)
+    elif args.verb == "train":
+        if not args.data.is_file():
+            print(f"no data set {args.data}: render it first", file=sys.stderr)
+            return 2
+        train(args.data, args.out, args.minutes, args.without)
+    else:
+        if not args.model.is_file():
+            print(f"no model {args.model}", file=sys.stderr)
+            return 2
+        families = tuple(f.strip() for f in args.families.split(",") if f.strip())
+        unknown = [f for f in families if f not in FAMILIES]
+        if unknown:
+            print(f"no appearance family {unknown[0]!r}", file=sys.stderr)
+            return 2
+        measure(args.model, args.out, args.sets, args.first_seed, families)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
