@@ -166,6 +166,26 @@ def render_display(
 ) -> tuple[Display, Rendering, Appearance]:
     """Display `seed` of `family` drawn through a full-table camera: the same pixels for the
     same arguments. Also returns the set's look, so that play can be drawn in the same set."""
+    shown, table, light, look, rng = display_table(
+        seed, family, arrangement, fault, resolution, layout, camera
+    )
+    rendering = table.render(shown.things, light, rng)
+    rendering = replace(rendering, image=finish(rendering.image, look.scene, rng))
+    return shown, rendering, look
+
+
+def display_table(
+    seed: int,
+    family: str,
+    arrangement: Arrangement = "rows",
+    fault: Fault | None = None,
+    resolution: tuple[int, int] = (1920, 1080),
+    layout: TableLayout = LAYOUT,
+    camera: Camera | None = None,
+) -> tuple[Display, Renderer, Look, Appearance, np.random.Generator]:
+    """Display `seed` of `family` before it is drawn: the display, the table it lies on (its
+    camera and cloth), the light, the set's look and the generator that draws on; play at the
+    same table is drawn through the same renderer and light."""
     rng = np.random.default_rng([seed, 0xD15])
     look = set_look(seed, family)
     foreign_look = None
@@ -179,10 +199,8 @@ def render_display(
     cloth = _cloth(styles[int(rng.integers(len(styles)))])
     if rng.random() < look.scene.light_cloth:
         cloth = _cloth(light_cloth(rng))
-    look_now = replace(Look.random(rng, blur_chance=0.0), shadow=shadow_strength(look.scene, rng))
-    rendering = Renderer(camera, cloth, layout).render(shown.things, look_now, rng)
-    rendering = replace(rendering, image=finish(rendering.image, look.scene, rng))
-    return shown, rendering, look
+    light = replace(Look.random(rng, blur_chance=0.0), shadow=shadow_strength(look.scene, rng))
+    return shown, Renderer(camera, cloth, layout), light, look, rng
 
 
 def set_look(seed: int, family: str) -> Appearance:

@@ -22,7 +22,9 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +34,7 @@ from vision.crops import cut
 from vision.enrol import FACE_NAMES, LOOK_FAR, SetLook, look_distance
 from vision.progress import each
 from vision.synth.appearance import FAMILIES
-from vision.synth.render import Rendering
+from vision.synth.render import Look, Renderer, Rendering
 
 SEED = 940_000
 """Training sets' seeds: apart from every other data set's (`docs/accuracy.md`)."""
@@ -217,53 +219,89 @@ def train(data: Path, out: Path, minutes: float, without: str | None = None) -> 
     return path
 
 
+CONDITIONS = ("same table", "another camera and light")
+"""Play drawn at the display's own table (its camera, cloth and light, as at a casino, where the
+box that enrolled the set watches its play), and through another camera under another light
+(a harder test: the look must hold across pictures)."""
+
+
 def measure(model: Path, out: Path, sets: int, first_seed: int = MEASURE_SEED,
             families: tuple[str, ...] = tuple(FAMILIES)) -> dict[str, object]:  # fmt: skip
-    """For each family, `sets` fresh sets: each enrolled from a display in rows, then two play
-    scenes' face-up tiles scored against it (a clean round's tiles), one tile of another
-    family's set (the next family in turn) scored as if it had been slipped in, and a display
-    of the same set with one tile of another family's set in it. The looks go to
+    """For each family, `sets` fresh sets: each enrolled from a display in rows; then, in each
+    of `CONDITIONS`, two play scenes' face-up tiles scored against it (a clean round's tiles)
+    and one tile of another family's set (the next family in turn) scored as if slipped in;
+    and a display of the same set with one tile of another family's set in it. The looks go to
     `out/FAMILY.npz`, so that other rules can be tried on them, the counts to
     `out/setlook.json`."""
-    from vision.synth.display import render_display
+    from vision.synth.display import display_table, render_display
     from vision.training.enrolment import play_crops, play_scene
 
     looker = SetLook(model)
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, object] = {}
     for family in families:
-        enrolled, genuine, round_of, foreign, faulty, faulty_of = [], [], [], [], [], []
+        looks: dict[str, list] = {}  # type: ignore[type-arg]
         others = [f for f in FAMILIES if f != family]
         for k in each(range(sets), sets, f"{family} sets", "set"):
             seed = first_seed + k
             rng = np.random.default_rng([seed, 0x5C0])
             whole = render_display(seed, family, "rows")[1]
-            enrolled.append(looker.embed(_display_crops(whole, rng)))
-            for scene in range(PLAY_SCENES):
-                crops, _ = play_crops(play_scene(seed * 10 + scene, seed, family), rng)
-                genuine.append(looker.embed(crops))
-                round_of += [(k, scene)] * len(crops)
-            crops = _foreign_crops(seed, others[k % len(others)], rng)
-            foreign.append(looker.embed([crops[int(rng.integers(len(crops)))]])[0])
+            looks.setdefault("enrolled", []).append(looker.embed(_display_crops(whole, rng)))
+            _, table, light, _, _ = display_table(seed, family, "rows")
+            draws = {
+                "same table": lambda s, of, f: play_at(table, light, s, of, f),  # noqa: B023
+                "another camera and light": play_scene,
+            }
+            for condition, draw in draws.items():
+                key = condition.split()[0]
+                for scene in range(PLAY_SCENES):
+                    crops, _ = play_crops(draw(seed * 10 + scene, seed, family), rng)
+                    looks.setdefault(f"genuine {key}", []).append(looker.embed(crops))
+                    looks.setdefault(f"round {key}", []).extend([(k, scene)] * len(crops))
+                crops = _foreign_crops(seed, others[k % len(others)], rng, draw)
+                pick = crops[int(rng.integers(len(crops)))]
+                looks.setdefault(f"foreign {key}", []).append(looker.embed([pick])[0])
             shown = _display_crops(render_display(seed, family, "rows", "foreign")[1], rng)
-            faulty.append(looker.embed(shown))
-            faulty_of += [k] * len(shown)
-        looks = {"enrolled": np.stack(enrolled), "genuine": np.concatenate(genuine),
-                 "round": np.array(round_of), "foreign": np.stack(foreign),
-                 "faulty": np.concatenate(faulty), "faulty_of": np.array(faulty_of)}  # fmt: skip
-        np.savez(out / f"{family}.npz", **looks)  # type: ignore[arg-type]
-        results[family] = outcomes(**looks)  # type: ignore[arg-type]
+            looks.setdefault("faulty", []).append(looker.embed(shown))
+            looks.setdefault("faulty_of", []).extend([k] * len(shown))
+        held = {name: np.concatenate(v) if name.startswith("genuine") or name == "faulty"
+                else np.array(v) for name, v in looks.items()}  # fmt: skip
+        np.savez(out / f"{family}.npz", **held)  # type: ignore[arg-type]
+        results[family] = {}
+        for condition in CONDITIONS:
+            key = condition.split()[0]
+            results[family][condition] = outcomes(  # type: ignore[index]
+                held["enrolled"], held[f"genuine {key}"], held[f"round {key}"],
+                held[f"foreign {key}"], held["faulty"], held["faulty_of"])  # fmt: skip
         print(f"{family}: {json.dumps(results[family])}", flush=True)
     (out / "setlook.json").write_text(json.dumps(results, indent=1))
     return results
 
 
-def _foreign_crops(seed: int, family: str, rng: np.random.Generator) -> list[NDArray[np.uint8]]:
+def play_at(table: Renderer, light: Look, seed: int, look_seed: int, family: str) -> Rendering:
+    """A random moment of play in the set of `look_seed`, at a display's table and light."""
+    from vision.synth.appearance import dress, finish
+    from vision.synth.dataset import LAYOUT
+    from vision.synth.display import set_look
+    from vision.synth.sampler import random_scene
+
+    rng = np.random.default_rng([seed, 0x91A])
+    look = set_look(look_seed, family)
+    rendering = table.render(dress(random_scene(rng, LAYOUT), look), light, rng)
+    return replace(rendering, image=finish(rendering.image, look.scene, rng))
+
+
+def _foreign_crops(
+    seed: int,
+    family: str,
+    rng: np.random.Generator,
+    draw: Callable[[int, int, str], Rendering],
+) -> list[NDArray[np.uint8]]:
     """Face-up tiles of play in another set of `family`: the first scene that shows any."""
-    from vision.training.enrolment import play_crops, play_scene
+    from vision.training.enrolment import play_crops
 
     for scene in range(7, 30):
-        crops, _ = play_crops(play_scene(seed * 10 + scene, seed + 1, family), rng)
+        crops, _ = play_crops(draw(seed * 10 + scene, seed + 1, family), rng)
         if crops:
             return crops
     raise RuntimeError(f"no face in full view in 23 scenes of play of seed {seed}")
