@@ -172,6 +172,16 @@ def test_detections_join_only_with_the_same_columns() -> None:
         Detections.concat([a, unread])
 
 
+def test_a_part_read_before_the_set_was_enrolled_joins_as_not_judged() -> None:
+    """A set accepted while the box runs: the parts of the frame kept from before were not
+    judged against it; joined with a part that was, their rows say 0 rather than stop the box."""
+    before, after = boxes_at([(100, 100)]), boxes_at([(200, 200), (300, 300)], "4-5")
+    after = after.with_labels(after.labels, after.label_scores, set_distance=np.array([0.2, 0.7]))
+    joined = Detections.concat([before, after])
+    assert joined.set_distance.tolist() == [0.0, 0.2, 0.7]
+    assert Detections.concat([before, before]).set_distance.shape == (0,)
+
+
 FRAME = Path(__file__).parent / "fixtures" / "frames" / "table-1080.jpg"
 
 

@@ -58,7 +58,9 @@ class Detections:
     @classmethod
     def concat(cls, parts: list[Detections]) -> Detections:
         """The rows of all `parts`, in order. A column that only some non-empty parts hold
-        cannot be joined: a label confidence would end up against the wrong row."""
+        cannot be joined: a label confidence would end up against the wrong row. The set
+        distance is the exception: a part kept from a frame read before the table's set was
+        enrolled was not judged against it, which its rows say as 0."""
         rows = [part for part in parts if len(part)]
         if not rows:
             return cls.empty()
@@ -67,9 +69,11 @@ class Detections:
             held = [len(getattr(part, name)) > 0 for part in rows]
             if not any(held):
                 return empty
-            if not all(held):
+            if not all(held) and name != "set_distance":
                 raise ValueError(f"only some detections hold {name}")
-            values = [getattr(part, name) for part in rows]
+            # a part read before a set was enrolled (or after it was dropped): not judged
+            values = [getattr(part, name) if len(getattr(part, name)) else np.zeros(len(part))
+                      for part in rows]  # fmt: skip
             return sum(values, ()) if name == "zones" else np.concatenate(values)
 
         return cls(
