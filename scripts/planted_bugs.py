@@ -284,6 +284,27 @@ BUGS = (
         "        return 0",
         ("tests/test_follow.py", "-k", "marked_off"),
     ),
+    Bug(
+        "enrolment-blind-to-another-sets-look",
+        "vision/enrol.py",
+        "    problems += outsiders(seen)",
+        "",
+        ("tests/test_enrol.py", "-k", "not_whole or look_lies_outside"),
+    ),
+    Bug(
+        "a-foreign-look-judged-by-one-frame",
+        "vision/follow/hands.py",
+        "        return float(np.median(self.set_distances)) if self.set_distances else 0.0",
+        "        return float(np.max(self.set_distances)) if self.set_distances else 0.0",
+        ("tests/test_follow.py", "-k", "unlike_the_enrolled_set"),
+    ),
+    Bug(
+        "a-foreign-look-never-judged",
+        "vision/follow/hands.py",
+        "        self._judge_looks(zone, watch, position, since, t, out)",
+        "",
+        ("tests/test_follow.py", "-k", "unlike_the_enrolled_set"),
+    ),
 )
 
 

@@ -40,6 +40,7 @@ from rules.rulesets import Ruleset
 from vision.labels import CHUNG_BANKER, CHUNG_CO, MINUS_4, OFF, PLUS_4
 from vision.layout import TableLayout
 from vision.progress import each
+from vision.synth.appearance import Appearance, dress
 from vision.synth.camera import Camera
 from vision.synth.render import Look, Renderer
 from vision.synth.sampler import SKIN, TileSize
@@ -905,6 +906,9 @@ class Studio:
     rng: np.random.Generator
     markers: list[dict[str, object]] = field(default_factory=list)
     """The last frame's context markers (`frame`)."""
+    foreign: dict[int, Appearance] = field(default_factory=dict)
+    """Tiles (by id) drawn in another maker's set's look: slipped in, of a face the set holds,
+    so that only their look gives them away (`vision.training.setlook`)."""
 
     @classmethod
     def of(cls, seed: int, rules_id: str, irregularities: list[str],
@@ -933,6 +937,13 @@ class Studio:
         say the round's context (the chung) are kept apart in `markers`: no tile or die class
         of the detector's, and every tool that reads tiles and dice reads `objects`."""
         things, phase = self.scene.things(t)
+        if self.foreign:
+            things = [
+                dress([thing], self.foreign[thing.tags["id"]])[0]  # type: ignore[index]
+                if isinstance(thing, Box) and thing.tags.get("id") in self.foreign
+                else thing
+                for thing in things
+            ]
         rendering = self.renderer.render(things, self.look, self.rng)
         objects = [
             {

@@ -35,6 +35,8 @@ from vision.enrol import FACE_NAMES, LOOK_FAR, SetLook, look_distance
 from vision.progress import each
 from vision.synth.appearance import FAMILIES
 from vision.synth.render import Look, Renderer, Rendering
+from vision.synth.round import Studio
+from vision.table import CalibrationError, TableConfig, calibrate
 
 SEED = 940_000
 """Training sets' seeds: apart from every other data set's (`docs/accuracy.md`)."""
@@ -344,6 +346,106 @@ def outcomes(enrolled: NDArray[np.float32], genuine: NDArray[np.float32],
             "foreign displays refused": refused, "auc": _auc(genuine_far, foreign_far)}  # fmt: skip
 
 
+ROUND_SEED = 970_000
+"""Rounds followed from pixels with a foreign tile slipped in: never used elsewhere."""
+
+
+def follow_rounds(
+    model: Path, out: Path, rounds: int, first_seed: int = ROUND_SEED,
+    resolution: tuple[int, int] = (1920, 1080),
+) -> dict[str, object]:  # fmt: skip
+    """Rounds in the house look followed from pixels by the shipped models, the table's set
+    enrolled first from a display laid at the same table (its camera and light); every other
+    round has one tile, of a face the set holds, drawn in another family's set's look (the
+    families taking turns). Each round's foreign-tile alerts, and where the foreign tile was,
+    go to `out/rounds.json` as each round ends."""
+    from vision.enrol import KnownSet, enrol
+    from vision.follow import RoundFollower
+    from vision.follow.records import Alert
+    from vision.replay import ModelSource
+    from vision.synth.appearance import HOUSE, appearance
+    from vision.synth.display import display_scene
+    from vision.synth.round import FPS
+    from vision.training.accuracy import RULES
+
+    out.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, object]] = []
+    for k in each(range(rounds), rounds, "rounds", "round"):
+        seed, rules = first_seed + k, RULES[k % len(RULES)]
+        studio = Studio.of(seed, rules, [], resolution)
+        rng = np.random.default_rng([seed, 0xF07])
+        row: dict[str, object] = {"seed": seed, "rules": rules}
+        source = ModelSource(reuse=True)  # afresh: what it kept was of another table
+        source.reader.looker = SetLook(model)
+        if k % 2:
+            family = tuple(FAMILIES)[(k // 2) % len(FAMILIES)]
+            victim = int(rng.integers(32))
+            studio.foreign[victim] = appearance(family, rng)
+            holder = next(p for p, ids in studio.plan.hands.items() if victim in ids)
+            row |= {"foreign": family, "face": studio.plan.faces[victim], "position": holder}
+        shown = display_scene(rng, HOUSE, "rows")
+        display = studio.renderer.render(shown.things, studio.look, rng).image
+        enrolment = enrol(display, source.detector, source.reader)
+        row["enrolled"] = enrolment.whole
+        if not enrolment.whole:
+            row["refused"] = list(enrolment.problems)
+            rows.append(row)
+            continue
+        source.reader.known_set = KnownSet.of(enrolment)
+        table = _calibrated(studio, rules)
+        if table is None:
+            row["refused"] = ["no frame calibrates"]
+            rows.append(row)
+            continue
+        follower = RoundFollower(table, run=str(seed), cut=studio.plan.cut,
+                                 cut_options=studio.plan.cut_options)  # fmt: skip
+        raised = []
+        for index in range(studio.frame_count):
+            t = round(index / FPS, 3)
+            raised += follower.follow(t, source.detections(index, t, studio.frame(t)[0]), None)
+        raised += follower.finish(round(studio.frame_count / FPS, 3))
+        alerts = [r.record for r in raised if isinstance(r.record, Alert)]
+        row["foreign alerts"] = [
+            {"position": a.position, "observed": a.observed, "summary": a.summary}
+            for a in alerts if a.kind == "foreign-tile"
+        ]  # fmt: skip
+        row["other alerts"] = sorted({a.kind for a in alerts if a.kind != "foreign-tile"})
+        rows.append(row)
+        (out / "rounds.json").write_text(json.dumps(rows, indent=1))
+    summary = _rounds_summary(rows)
+    (out / "rounds-summary.json").write_text(json.dumps(summary, indent=1))
+    print(json.dumps(summary), flush=True)
+    return summary
+
+
+def _calibrated(studio: Studio, rules: str) -> TableConfig | None:
+    """The round's table, calibrated as an installer would, from a frame its markers show in."""
+    for t in (0.0, 1.0, 2.0, 25.0):
+        try:
+            return calibrate(studio.frame(t)[0], table_id="sim", rules=rules,
+                             banker=studio.plan.banker)  # fmt: skip
+        except CalibrationError:
+            continue
+    return None
+
+
+def _rounds_summary(rows: list[dict[str, object]]) -> dict[str, object]:
+    """Foreign rounds flagged at the foreign tile's box, clean rounds flagged anywhere."""
+    followed = [r for r in rows if r["enrolled"]]
+    foreign = [r for r in followed if "foreign" in r]
+    clean = [r for r in followed if "foreign" not in r]
+    caught = [r for r in foreign if any(a["position"] == r["position"]
+                                        for a in r["foreign alerts"])]  # type: ignore[attr-defined]  # fmt: skip
+    return {
+        "rounds": len(rows),
+        "enrolment refused": len(rows) - len(followed),
+        "foreign rounds": len(foreign),
+        "foreign caught at its box": len(caught),
+        "clean rounds": len(clean),
+        "clean rounds with a foreign-tile alert": sum(bool(r["foreign alerts"]) for r in clean),
+    }
+
+
 def _auc(genuine: list[float], foreign: list[float]) -> float:
     """How often a foreign tile scores above a genuine one (ties half)."""
     if not genuine or not foreign:
@@ -371,8 +473,18 @@ def main() -> int:
     judge.add_argument("--sets", type=int, default=40, help="sets per family")
     judge.add_argument("--first-seed", type=int, default=MEASURE_SEED)
     judge.add_argument("--families", default=",".join(FAMILIES), help="comma-separated")
+    follow = verbs.add_parser("rounds", help="rounds from pixels with a foreign tile slipped in")
+    follow.add_argument("--model", type=Path, required=True)
+    follow.add_argument("--out", type=Path, default=Path("runs/setlook/rounds"))
+    follow.add_argument("--rounds", type=int, default=20)
+    follow.add_argument("--first-seed", type=int, default=ROUND_SEED)
     args = parser.parse_args()
-    if args.verb == "render":
+    if args.verb in ("measure", "rounds") and not args.model.is_file():
+        print(f"no model {args.model}", file=sys.stderr)
+        return 2
+    if args.verb == "rounds":
+        follow_rounds(args.model, args.out, args.rounds, args.first_seed)
+    elif args.verb == "render":
         render(args.out, args.sets, args.first_seed, args.workers)
     elif args.verb == "train":
         if not args.data.is_file():
@@ -380,9 +492,6 @@ def main() -> int:
             return 2
         train(args.data, args.out, args.minutes, args.without)
     else:
-        if not args.model.is_file():
-            print(f"no model {args.model}", file=sys.stderr)
-            return 2
         families = tuple(f.strip() for f in args.families.split(",") if f.strip())
         unknown = [f for f in families if f not in FAMILIES]
         if unknown:
