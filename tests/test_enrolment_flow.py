@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 import yaml
 
-from vision.enrol import DISPLAY_ORDER, enrol
+from vision.detector import Reader
+from vision.enrol import DISPLAY_ORDER, LOOK_FAR, KnownSet, enrol
 from vision.synth.display import render_display
 from vision.table import calibrate
 
@@ -76,6 +77,28 @@ def test_the_shipped_models_enrol_a_whole_display_and_refuse_a_doubled_face(mode
     shown, rendering, _ = render_display(SEED, *DOUBLED)  # type: ignore[arg-type]
     refused = enrol(rendering.image, *models)
     assert not refused.whole and any("a face twice" in p for p in refused.problems)
+
+
+@pytest.mark.parametrize(("seed", "place"), [(8, 20), (10, 20)], ids=["navy", "charcoal"])
+def test_another_sets_tile_is_told_by_its_look_at_enrolment_and_in_play(  # type: ignore[no-untyped-def]
+    models, seed: int, place: int
+) -> None:
+    """A house display with one dark tile of another family's set (a navy or a charcoal `1-6`,
+    the body colour check blind to it): enrolment names its place by its look; and a box
+    reading by the house's enrolled set finds that tile, alone of the display's, outside it."""
+    detector, reader = models
+    _, rendering, _ = render_display(seed, "house", "rows", "foreign")
+    refused = enrol(rendering.image, detector, reader)
+    assert any(p.startswith(f"place {place} ") and "looks unlike the rest of the set" in p
+               for p in refused.problems), refused.problems  # fmt: skip
+    _, whole, _ = render_display(SEED, *WHOLE)  # type: ignore[arg-type]
+    reading = Reader()
+    reading.known_set = KnownSet.of(enrol(whole.image, detector, reader))
+    found = reading.read(rendering.image, detector.detect(rendering.image))
+    (odd,) = [lab.corners.mean(0) for lab in rendering.labels if lab.tags.get("foreign")]
+    nearest = int(np.argmin(np.linalg.norm(found.corners.mean(1) - odd, axis=1)))
+    assert found.set_distance[nearest] >= LOOK_FAR
+    assert np.delete(found.set_distance, nearest).max() < LOOK_FAR
 
 
 def enrol_cli(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -370,7 +370,7 @@ eight with mirrors 90.0%); the test split gave 88.0% -> 89.2% and the house look
 93.5%; four cost about 4 ms more than one a frame
 on a 2-core EPYC without VNNI, eight would cost twice that for 0.3 points."""
 MODEL_FILES = ("detector.onnx", "refiner.onnx", "refiner-2.onnx", "reader.onnx", "dice.onnx",
-               "flatness.onnx", "markers.onnx", "marker-faces.onnx")  # fmt: skip
+               "flatness.onnx", "markers.onnx", "marker-faces.onnx", "setlook.onnx")  # fmt: skip
 """Every model file the box runs where it is there (`MODELS`)."""
 MARKER_CONFIDENCE = 0.3
 """A marker box this sure is reported. On 400 frames of seed 5656 (342 markers; never trained
