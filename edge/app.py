@@ -330,6 +330,10 @@ class EdgeApp:
             log.warning("no accepted enrolment of this table's tiles (paigow enrol)")
         else:
             log.info("reading by enrolment %s, accepted by %s", record.id, record.accepted_by)
+            if known is not None and known.looks is None:
+                log.warning("enrolment %s holds no set looks (made before the set-look model): "
+                            "tiles of another set are not told by their look; enrol again",
+                            record.id)  # fmt: skip
 
     # -- running -------------------------------------------------------------------------------
 
