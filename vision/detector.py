@@ -354,11 +354,6 @@ def one_box_per_die(
 MARKERS_MODEL = MODELS / "markers.onnx"
 MARKER_FACES_MODEL = MODELS / "marker-faces.onnx"
 DICE_MODEL = MODELS / "dice.onnx"
-LOOK_MODEL = MODELS / "setlook.onnx"
-"""Which set a tile belongs to (`vision.enrol.SetLook`): used once a set with looks is enrolled."""
-JUDGED_FACE_UP = 0.5
-"""A tile is judged against the enrolled set's looks when the reader finds it likelier face up
-than down: a back shows nothing of its set's faces."""
 """A reader of dice alone (YOLO11n-cls, six values), trained on rendered dice of every look
 and on real photographs' dice: it reads real dice far better than the reader of tiles and
 dice, whose dice are the renderer's alone (models/MODEL_CARD.md, "Dice reader")."""
@@ -369,6 +364,11 @@ split with an earlier candidate, then chosen on the valid split (one view 87.7%,
 eight with mirrors 90.0%); the test split gave 88.0% -> 89.2% and the house look 93.1% ->
 93.5%; four cost about 4 ms more than one a frame
 on a 2-core EPYC without VNNI, eight would cost twice that for 0.3 points."""
+LOOK_MODEL = MODELS / "setlook.onnx"
+"""Which set a tile belongs to (`vision.enrol.SetLook`): used once a set with looks is enrolled."""
+JUDGED_FACE_UP = 0.5
+"""A tile is judged against the enrolled set's looks when the reader finds it likelier face up
+than down: a back shows nothing of its set's faces."""
 MODEL_FILES = ("detector.onnx", "refiner.onnx", "refiner-2.onnx", "reader.onnx", "dice.onnx",
                "flatness.onnx", "markers.onnx", "marker-faces.onnx", "setlook.onnx")  # fmt: skip
 """Every model file the box runs where it is there (`MODELS`)."""
@@ -558,25 +558,17 @@ class Reader:
             columns = {n: k for k, n in self.names.items()}
             self.dice_columns = np.array([columns[dice_names[k]] for k in sorted(dice_names)])
 
-    def look(
-        self, image: NDArray[np.uint8], detections: Detections, embed: bool = True
-    ) -> tuple[NDArray[np.float32], NDArray[np.float32] | None]:
-        """One run of the reader over every box: each row's class probabilities, and, with
-        `embed`, each row's unit-length embedding where the model gives one
-        (`vision.training.embedding`)."""
-        dice = [kind == "die" for kind in detections.labels]
-        crops = [cut(image, c, die) for c, die in zip(detections.corners, dice, strict=True)]
-        return self.look_at(crops, embed, dice)
-
     def look_at(
         self,
         crops: Sequence[NDArray[np.uint8]],
         embed: bool = True,
         dice: Sequence[bool] | None = None,
     ) -> tuple[NDArray[np.float32], NDArray[np.float32] | None]:
-        """`look` on crops already cut (`vision.crops.cut`). The rows `dice` marks take their
-        die values' probabilities from the reader of dice alone, where there is one (nothing
-        on the other columns: a die box is read as a die)."""
+        """One run of the reader over crops (`vision.crops.cut`): each row's class
+        probabilities, and, with `embed`, each row's unit-length embedding where the model gives
+        one (`vision.training.embedding`). The rows `dice` marks take their die values'
+        probabilities from the reader of dice alone, where there is one (nothing on the other
+        columns: a die box is read as a die)."""
         blob = cv2.dnn.blobFromImages(list(crops), 1 / 255, (CROP, CROP), swapRB=True)
         outputs = self.session.run(self.outputs if embed else self.outputs[:1],
                                    {self.input.name: blob})  # fmt: skip
