@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from vision.crops import cut
+from vision.detections import Detections
 from vision.enrol import FACE_NAMES, LOOK_FAR, SetLook, look_distance
 from vision.progress import each
 from vision.synth.appearance import FAMILIES
@@ -400,11 +401,16 @@ def follow_rounds(
             continue
         follower = RoundFollower(table, run=str(seed), cut=studio.plan.cut,
                                  cut_options=studio.plan.cut_options)  # fmt: skip
-        raised = []
+        raised, distances = [], []
         for index in range(studio.frame_count):
             t = round(index / FPS, 3)
-            raised += follower.follow(t, source.detections(index, t, studio.frame(t)[0]), None)
+            image, objects, _ = studio.frame(t)
+            found = source.detections(index, t, image)
+            raised += follower.follow(t, found, None)
+            distances += _distance_of(studio.foreign, objects, found)
         raised += follower.finish(round(studio.frame_count / FPS, 3))
+        if studio.foreign:  # how far the slipped-in tile looked, frame by frame, once judged
+            row["foreign distance"] = _spread(distances)
         alerts = [r.record for r in raised if isinstance(r.record, Alert)]
         row["foreign alerts"] = [
             {"position": a.position, "observed": a.observed, "summary": a.summary}
@@ -417,6 +423,31 @@ def follow_rounds(
     (out / "rounds-summary.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps(summary), flush=True)
     return summary
+
+
+def _distance_of(
+    foreign: dict[int, object], objects: list[dict[str, object]], found: Detections
+) -> list[float]:
+    """The set distance of the detection nearest each foreign tile, where it was judged."""
+    if not foreign or not len(found.set_distance):
+        return []
+    centres = found.corners.mean(1)
+    out = []
+    for obj in objects:
+        if obj.get("id") in foreign and obj["label"] != "back":
+            gaps = np.linalg.norm(centres - np.mean(obj["corners"], axis=0), axis=1)  # type: ignore[call-overload]
+            nearest = int(np.argmin(gaps))
+            if gaps[nearest] < 10 and found.set_distance[nearest] > 0:  # px: the same tile
+                out.append(float(found.set_distance[nearest]))
+    return out
+
+
+def _spread(values: list[float]) -> dict[str, object]:
+    """How many values, and their median and range."""
+    if not values:
+        return {"frames": 0}
+    return {"frames": len(values), "median": round(float(np.median(values)), 3),
+            "min": round(min(values), 3), "max": round(max(values), 3)}  # fmt: skip
 
 
 def _calibrated(studio: Studio, rules: str) -> TableConfig | None:
@@ -442,6 +473,9 @@ def _rounds_summary(rows: list[dict[str, object]]) -> dict[str, object]:
         "enrolment refused": len(rows) - len(followed),
         "foreign rounds": len(foreign),
         "foreign caught at its box": len(caught),
+        "foreign rounds raising only another kind": sum(
+            bool(r["other alerts"]) for r in foreign if r not in caught
+        ),
         "clean rounds": len(clean),
         "clean rounds with a foreign-tile alert": sum(bool(r["foreign alerts"]) for r in clean),
     }
