@@ -356,11 +356,28 @@ def follow_rounds(
     model: Path, out: Path, rounds: int, first_seed: int = ROUND_SEED,
     resolution: tuple[int, int] = (1920, 1080),
 ) -> dict[str, object]:  # fmt: skip
-    """Rounds in the house look followed from pixels by the shipped models, the table's set
-    enrolled first from a display laid at the same table (its camera and light); every other
-    round has one tile, of a face the set holds, drawn in another family's set's look (the
-    families taking turns). Each round's foreign-tile alerts, and where the foreign tile was,
-    go to `out/rounds.json` as each round ends."""
+    """Rounds `follow_round` follows, one after another: every other one has a foreign tile,
+    the families taking turns. Each round's row goes to `out/rounds.json` as it ends."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, object]] = []
+    for k in each(range(rounds), rounds, "rounds", "round"):
+        foreign = tuple(FAMILIES)[(k // 2) % len(FAMILIES)] if k % 2 else None
+        rows.append(follow_round(model, first_seed + k, k, foreign, resolution))
+        (out / "rounds.json").write_text(json.dumps(rows, indent=1))
+    summary = _rounds_summary(rows)
+    (out / "rounds-summary.json").write_text(json.dumps(summary, indent=1))
+    print(json.dumps(summary), flush=True)
+    return summary
+
+
+def follow_round(
+    model: Path, seed: int, k: int, foreign: str | None, resolution: tuple[int, int]
+) -> dict[str, object]:
+    """Round `seed` (the `k`th of a run: its rule book) in the house look followed from pixels by
+    the shipped models, the table's set enrolled first from a display laid at the same table
+    (its camera and light); with `foreign`, one tile, of a face the set holds, drawn in a set
+    of that family. Its foreign-tile alerts, its other alerts, where the foreign tile was and
+    how far it looked from the set, frame by frame."""
     from vision.enrol import KnownSet, enrol
     from vision.follow import RoundFollower
     from vision.follow.records import Alert
@@ -370,59 +387,46 @@ def follow_rounds(
     from vision.synth.round import FPS
     from vision.training.accuracy import RULES
 
-    out.mkdir(parents=True, exist_ok=True)
-    rows: list[dict[str, object]] = []
-    for k in each(range(rounds), rounds, "rounds", "round"):
-        seed, rules = first_seed + k, RULES[k % len(RULES)]
-        studio = Studio.of(seed, rules, [], resolution)
-        rng = np.random.default_rng([seed, 0xF07])
-        row: dict[str, object] = {"seed": seed, "rules": rules}
-        source = ModelSource(reuse=True)  # afresh: what it kept was of another table
-        source.reader.looker = SetLook(model)
-        if k % 2:
-            family = tuple(FAMILIES)[(k // 2) % len(FAMILIES)]
-            victim = int(rng.integers(32))
-            studio.foreign[victim] = appearance(family, rng)
-            holder = next(p for p, ids in studio.plan.hands.items() if victim in ids)
-            row |= {"foreign": family, "face": studio.plan.faces[victim], "position": holder}
-        shown = display_scene(rng, HOUSE, "rows")
-        display = studio.renderer.render(shown.things, studio.look, rng).image
-        enrolment = enrol(display, source.detector, source.reader)
-        row["enrolled"] = enrolment.whole
-        if not enrolment.whole:
-            row["refused"] = list(enrolment.problems)
-            rows.append(row)
-            continue
-        source.reader.known_set = KnownSet.of(enrolment)
-        table = _calibrated(studio, rules)
-        if table is None:
-            row["refused"] = ["no frame calibrates"]
-            rows.append(row)
-            continue
-        follower = RoundFollower(table, run=str(seed), cut=studio.plan.cut,
-                                 cut_options=studio.plan.cut_options)  # fmt: skip
-        raised, distances = [], []
-        for index in range(studio.frame_count):
-            t = round(index / FPS, 3)
-            image, objects, _ = studio.frame(t)
-            found = source.detections(index, t, image)
-            raised += follower.follow(t, found, None)
-            distances += _distance_of(studio.foreign, objects, found)
-        raised += follower.finish(round(studio.frame_count / FPS, 3))
-        if studio.foreign:  # how far the slipped-in tile looked, frame by frame, once judged
-            row["foreign distance"] = _spread(distances)
-        alerts = [r.record for r in raised if isinstance(r.record, Alert)]
-        row["foreign alerts"] = [
-            {"position": a.position, "observed": a.observed, "summary": a.summary}
-            for a in alerts if a.kind == "foreign-tile"
-        ]  # fmt: skip
-        row["other alerts"] = sorted({a.kind for a in alerts if a.kind != "foreign-tile"})
-        rows.append(row)
-        (out / "rounds.json").write_text(json.dumps(rows, indent=1))
-    summary = _rounds_summary(rows)
-    (out / "rounds-summary.json").write_text(json.dumps(summary, indent=1))
-    print(json.dumps(summary), flush=True)
-    return summary
+    rules = RULES[k % len(RULES)]
+    studio = Studio.of(seed, rules, [], resolution)
+    rng = np.random.default_rng([seed, 0xF07])
+    row: dict[str, object] = {"seed": seed, "rules": rules}
+    source = ModelSource(reuse=True)
+    source.reader.looker = SetLook(model)
+    if foreign is not None:
+        victim = int(rng.integers(32))
+        studio.foreign[victim] = appearance(foreign, rng)
+        holder = next(p for p, ids in studio.plan.hands.items() if victim in ids)
+        row |= {"foreign": foreign, "face": studio.plan.faces[victim], "position": holder}
+    shown = display_scene(rng, HOUSE, "rows")
+    display = studio.renderer.render(shown.things, studio.look, rng).image
+    enrolment = enrol(display, source.detector, source.reader)
+    row["enrolled"] = enrolment.whole
+    table = _calibrated(studio, rules)
+    if not enrolment.whole or table is None:
+        row["refused"] = list(enrolment.problems) or ["no frame calibrates"]
+        return row
+    source.reader.known_set = KnownSet.of(enrolment)
+    follower = RoundFollower(table, run=str(seed), cut=studio.plan.cut,
+                             cut_options=studio.plan.cut_options)  # fmt: skip
+    raised, distances = [], []
+    for index in range(studio.frame_count):
+        t = round(index / FPS, 3)
+        image, objects, _ = studio.frame(t)
+        found = source.detections(index, t, image)
+        raised += follower.follow(t, found, None)
+        distances += _distance_of(studio.foreign, objects, found)
+    raised += follower.finish(round(studio.frame_count / FPS, 3))
+    if studio.foreign:  # how far the slipped-in tile looked, frame by frame, once judged
+        row["foreign distance"] = _spread(distances)
+    alerts = [r.record for r in raised if isinstance(r.record, Alert)]
+    row["foreign alerts"] = [
+        {"position": a.position, "observed": a.observed, "summary": a.summary}
+        for a in alerts if a.kind == "foreign-tile"
+    ]  # fmt: skip
+    row["other alerts"] = [{"kind": a.kind, "position": a.position, "observed": a.observed}
+                           for a in alerts if a.kind != "foreign-tile"]  # fmt: skip
+    return row
 
 
 def _distance_of(
