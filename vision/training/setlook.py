@@ -373,7 +373,8 @@ def follow_rounds(
 def follow_round(
     model: Path, seed: int, k: int, foreign: str | None, resolution: tuple[int, int]
 ) -> dict[str, object]:
-    """Round `seed` (the `k`th of a run: its rule book) in the house look followed from pixels by
+    """Round `seed` (the `k`th of a run: its rule book, each book twice running, so that clean
+    and foreign rounds meet every book) in the house look followed from pixels by
     the shipped models, the table's set enrolled first from a display laid at the same table
     (its camera and light); with `foreign`, one tile, of a face the set holds, drawn in a set
     of that family. Its foreign-tile alerts, its other alerts, where the foreign tile was and
@@ -387,7 +388,7 @@ def follow_round(
     from vision.synth.round import FPS
     from vision.training.accuracy import RULES
 
-    rules = RULES[k % len(RULES)]
+    rules = RULES[(k // 2) % len(RULES)]
     studio = Studio.of(seed, rules, [], resolution)
     rng = np.random.default_rng([seed, 0xF07])
     row: dict[str, object] = {"seed": seed, "rules": rules}
