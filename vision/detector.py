@@ -95,7 +95,7 @@ class Candidates(NamedTuple):
     confidence: NDArray[np.float64]
 
 
-def _session(path: Path, threads: int) -> ort.InferenceSession:
+def cpu_session(path: Path, threads: int) -> ort.InferenceSession:
     """A CPU session whose worker threads sleep between runs. onnxruntime's default keeps them
     spinning after each run: the frame's three sessions (detector, reader, flatness) and the
     Python between them then fight over two cores, and the whole-frame pass took 70 ms in a
@@ -164,7 +164,7 @@ class Detector:
         zoom: bool = True,
         refiner: Sequence[Path] | None = REFINERS,
     ) -> None:
-        self.session = _session(path, threads)
+        self.session = cpu_session(path, threads)
         stages = [p for p in refiner or () if p.exists()]
         self.refiner = Refiner(stages, threads) if stages else None
         self.input = self.session.get_inputs()[0]
@@ -397,10 +397,10 @@ class MarkerDetector:
     def __init__(self, path: Path = MARKERS_MODEL, faces: Path | None = MARKER_FACES_MODEL,
                  threads: int = 2, confidence: float = MARKER_CONFIDENCE,
                  iou: float = OVERLAP) -> None:  # fmt: skip
-        self.session = _session(path, threads)
+        self.session = cpu_session(path, threads)
         self.input = self.session.get_inputs()[0]
         self.names = _names(self.session)
-        self.faces = _session(faces, threads) if faces is not None and faces.exists() else None
+        self.faces = cpu_session(faces, threads) if faces is not None and faces.exists() else None
         self.face_names = _names(self.faces) if self.faces else {}
         for model, names in ((path, self.names), (faces, self.face_names)):
             unknown = set(names.values()) - {*MARKERS, NOT_A_MARKER}
@@ -502,7 +502,7 @@ class Refiner:
     def __init__(self, paths: Sequence[Path] = REFINERS[:1], threads: int = 2) -> None:
         self.stages = []
         for path in paths:
-            session = _session(path, threads)
+            session = cpu_session(path, threads)
             view = session.get_modelmeta().custom_metadata_map.get("view")
             self.stages.append((session, session.get_inputs()[0].name,
                                 View.parse(view) if view else FIRST))  # fmt: skip
@@ -540,7 +540,7 @@ class Reader:
     ) -> None:
         from vision.enrol import SetLook  # not at the top: vision.enrol crosses into rules/
 
-        self.session = _session(path, threads)
+        self.session = cpu_session(path, threads)
         self.looker = SetLook(looks, threads) if looks and looks.exists() else None
         self.lean_margin = lean_margin
         self.known_set = known_set
@@ -548,10 +548,10 @@ class Reader:
         self.outputs = [o.name for o in self.session.get_outputs()][:2]
         self.names = _names(self.session)
         self.back_index = next(k for k, n in self.names.items() if n == "back")
-        self.flatness = _session(flatness, threads) if flatness and flatness.exists() else None
+        self.flatness = cpu_session(flatness, threads) if flatness and flatness.exists() else None
         if self.flatness is not None:
             self.flat_index = next(k for k, n in _names(self.flatness).items() if n == "flat")
-        self.dice = _session(dice, threads) if dice and dice.exists() else None
+        self.dice = cpu_session(dice, threads) if dice and dice.exists() else None
         if self.dice is not None:  # its columns in the reader's order of names
             self.dice_input = self.dice.get_inputs()[0].name
             dice_names = _names(self.dice)

@@ -653,11 +653,9 @@ class SetLook:
     makers' sets apart and lets faces go, to tell a foreign tile from the set's own."""
 
     def __init__(self, path: Path, threads: int = 2) -> None:
-        import onnxruntime as ort
+        from vision.detector import cpu_session  # its threads sleep between runs
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.session = cpu_session(path, threads)
         self.input = self.session.get_inputs()[0].name
 
     def embed(self, crops: list[NDArray[np.uint8]]) -> NDArray[np.float32]:
