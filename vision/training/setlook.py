@@ -10,10 +10,13 @@ show several sets the same faces so that a face cannot stand in for its set.
     python3 -m vision.training.setlook render --out runs/setlook/data.npz --sets 1200
     python3 -m vision.training.setlook train --data runs/setlook/data.npz --out runs/setlook/all
         [--without FAMILY] [--minutes 8]
-    python3 -m vision.training.setlook measure --model MODEL --sets 40 --out runs/setlook/m
+    python3 -m vision.training.setlook measure --model MODEL --sets 30 --out runs/setlook/m
+    python3 -m vision.training.setlook rounds --model MODEL --rounds 40 --out runs/setlook/r
 
-`measure` enrols fresh sets from their displays, then scores the face-up tiles of play scenes
-in each set and one tile of another family's set slipped in (`vision.enrol.KnownSet.unlike`).
+`measure` enrols fresh sets from their displays, then measures how far the face-up tiles of
+play scenes in each set, and one tile of another family's set slipped in, lie from it
+(`vision.enrol.look_distance`); `rounds` follows simulated rounds from pixels with such a tile
+in a hand (`docs/enrolment.md` has the results).
 """
 
 from __future__ import annotations
@@ -40,10 +43,10 @@ from vision.synth.round import Studio
 from vision.table import CalibrationError, TableConfig, calibrate
 
 SEED = 940_000
-"""Training sets' seeds: apart from every other data set's (`docs/accuracy.md`)."""
+"""Training sets' seeds: apart from every other data set's and round's."""
 MEASURE_SEED = 960_000
 """Measured sets' seeds: never trained on."""
-LOOKS = ("house", *FAMILIES)
+DRAWN_LOOKS = ("house", *FAMILIES)
 SHOWN = 0.9
 """A tile is cut when this share of its face is in view (as `vision.training.enrolment`)."""
 PLAY_SCENES = 2
@@ -54,6 +57,7 @@ BATCH_SETS, PER_SET, SHARED_FACES = 24, 8, 3
 TEMPERATURE = 0.1
 """The contrastive loss's temperature, as Khosla et al. use it."""
 LEARNING_RATE = 2e-3
+"""AdamW's rate at the start, cosine down to nothing: a small network trained from scratch."""
 
 
 def _set_crops(seed: int, family: str) -> tuple[list[NDArray[np.uint8]], list[int]]:
@@ -84,7 +88,7 @@ def _render_one(job: tuple[int, str]) -> tuple[int, str, list[NDArray[np.uint8]]
 def render(out: Path, sets: int, first_seed: int = SEED, workers: int = 2) -> None:
     """`sets` sets, the looks taking turns, written as one npz: crops, face, set, family. The
     house look is one set however often it is drawn (it has no draws)."""
-    jobs = [(first_seed + k, LOOKS[k % len(LOOKS)]) for k in range(sets)]
+    jobs = [(first_seed + k, DRAWN_LOOKS[k % len(DRAWN_LOOKS)]) for k in range(sets)]
     crops: list[NDArray[np.uint8]] = []
     faces: list[int] = []
     set_of: list[int] = []
@@ -95,10 +99,10 @@ def render(out: Path, sets: int, first_seed: int = SEED, workers: int = 2) -> No
             crops += cut_crops
             faces += cut_faces
             set_of += [-1 if family == "house" else seed] * len(cut_crops)
-            family_of += [LOOKS.index(family)] * len(cut_crops)
+            family_of += [DRAWN_LOOKS.index(family)] * len(cut_crops)
     out.parent.mkdir(parents=True, exist_ok=True)
     np.savez(out, crops=np.stack(crops), face=np.array(faces), set=np.array(set_of),
-             family=np.array(family_of), looks=np.array(LOOKS))  # fmt: skip
+             family=np.array(family_of), looks=np.array(DRAWN_LOOKS))  # fmt: skip
     print(f"{len(crops)} crops of {sets} sets -> {out}", file=sys.stderr)
 
 

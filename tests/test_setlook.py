@@ -1,0 +1,90 @@
+"""The set-look model's training batches, its measurement's counting, and its command's errors
+(`vision.training.setlook`); the model at work is in test_enrol.py, test_enrolment_flow.py and
+test_follow.py."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.training.setlook import BATCH_SETS, PER_SET, _batch, outcomes
+
+
+def test_a_batch_shows_its_sets_the_same_faces() -> None:
+    """A face cannot stand in for its set when several sets show it in one batch."""
+    rng = np.random.default_rng(0)
+    faces = np.tile(np.arange(21), 60)  # 60 sets, every face once
+    by_set = {s: np.arange(s * 21, (s + 1) * 21) for s in range(60)}
+    rows = _batch(rng, by_set, faces)
+    sets = rows // 21
+    assert len(rows) == BATCH_SETS * PER_SET
+    assert sorted(np.bincount(sets)[np.unique(sets)]) == [PER_SET] * BATCH_SETS
+    shown_by = {int(f): len(set(sets[faces[rows] == f])) for f in np.unique(faces[rows])}
+    assert sum(count == BATCH_SETS for count in shown_by.values()) >= 3
+
+
+def looks(count: int, towards: int = 0, far: float = 0.0) -> np.ndarray:
+    """`count` unit vectors a few hundredths from axis 0, or `far` from it towards `towards`."""
+    rng = np.random.default_rng(count)
+    out = np.eye(8)[0] + rng.normal(0, 0.02, (count, 8))
+    if far:
+        out[:] = (1 - far) * np.eye(8)[0] + np.sqrt(1 - (1 - far) ** 2) * np.eye(8)[towards]
+    return (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(np.float32)
+
+
+@pytest.mark.parametrize(
+    ("odd_play", "foreign_far", "odd_display", "counts"),
+    [
+        (0.0, 0.8, 0.0, (0, 1, 0, 1)),
+        (0.6, 0.8, 0.0, (1, 1, 0, 1)),
+        (0.0, 0.2, 0.0, (0, 0, 0, 1)),
+        (0.0, 0.8, 0.6, (0, 1, 1, 1)),
+    ],
+    ids=["clean", "a-genuine-tile-far", "foreign-too-near", "whole-display-tile-far"],
+)
+def test_the_measurement_counts_rounds_tiles_and_displays(
+    odd_play: float, foreign_far: float, odd_display: float, counts: tuple[int, ...]
+) -> None:
+    enrolled = looks(32)
+    if odd_display:
+        enrolled[5] = looks(1, 3, odd_display)[0]
+    genuine = looks(10)
+    if odd_play:
+        genuine[4] = looks(1, 2, odd_play)[0]
+    faulty = np.concatenate([looks(31), looks(1, 4, 0.8)])
+    result = outcomes(
+        enrolled[None],
+        genuine,
+        np.array([(0, 0)] * 10),
+        looks(1, 1, foreign_far),
+        faulty,
+        np.zeros(32, np.int64),
+    )
+    assert (
+        result["clean rounds flagged"],
+        result["foreign caught"],
+        result["whole display tiles flagged"],
+        result["foreign displays refused"],
+    ) == counts
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["train", "--data", "nowhere.npz"], "no data set nowhere.npz"),
+        (["measure", "--model", "nowhere.onnx"], "no model nowhere.onnx"),
+        (["rounds", "--model", "nowhere.onnx"], "no model nowhere.onnx"),
+        (["measure", "--model", "models/setlook.onnx", "--families", "tartan"], "no appearance"),
+    ],
+    ids=["no-data", "no-model", "no-model-for-rounds", "no-family"],
+)
+def test_the_command_says_what_is_wrong_in_one_line(args: list[str], said: str) -> None:
+    root = Path(__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, "-m", "vision.training.setlook", *args], cwd=root,
+                         capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert run.returncode == 2
+    assert said in run.stderr and len(run.stderr.strip().splitlines()) == 1
