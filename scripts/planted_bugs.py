@@ -299,6 +299,13 @@ BUGS = (
         ("tests/test_follow.py", "-k", "unlike_the_enrolled_set"),
     ),
     Bug(
+        "an-unread-foreign-look-let-go",
+        "vision/follow/hands.py",
+        "        elif len(unread) >= ROUND.steady and np.median(unread) >= LOOK_FAR:",
+        "        elif False:",
+        ("tests/test_follow.py", "-k", "unlike_the_enrolled_set"),
+    ),
+    Bug(
         "a-foreign-look-never-judged",
         "vision/follow/hands.py",
         "        self._judge_looks(zone, watch, position, since, t, out)",

@@ -164,16 +164,29 @@ def test_a_bank_hand_holding_a_face_twice_is_a_foreign_tile_not_a_crash() -> Non
 
 
 @pytest.mark.parametrize(
-    ("far", "every_frame", "raised"),
-    [(0.6, True, True), (0.3, True, False), (0.6, False, False)],
-    ids=["unlike-the-set", "within-the-set", "unlike-in-one-frame"],
+    ("far", "every_frame", "sure", "raised"),
+    [
+        (0.6, True, 1.0, "a "),
+        (0.3, True, 1.0, None),
+        (0.6, False, 1.0, None),
+        (0.6, True, 0.3, "a face-up tile it could not read"),
+        (0.3, True, 0.3, None),
+    ],
+    ids=[
+        "unlike-the-set",
+        "within-the-set",
+        "unlike-in-one-frame",
+        "unlike-and-unread",
+        "unread-within-the-set",
+    ],
 )
 def test_a_tile_unlike_the_enrolled_set_is_a_foreign_tile(
-    far: float, every_frame: bool, raised: bool
+    far: float, every_frame: bool, sure: float, raised: str | None
 ) -> None:
     """With an enrolled set, each face-up tile's look lies some distance from the set's
     (`Detections.set_distance`); a hand's tile that lies `LOOK_FAR` or further over its frames
-    (the median) is another set's tile, though its face is one the set holds."""
+    (the median) is another set's tile, though its face is one the set holds; so is one the
+    reader could not read surely enough to count in the hand."""
     image = next(frames(ROUNDS / "mbs-clean" / "round.mp4", 10))[2]
     known = truth("mbs-clean")
     table = calibrate(image, table_id="t1", rules=known["rules"], banker=known["banker"])
@@ -185,13 +198,14 @@ def test_a_tile_unlike_the_enrolled_set_is_a_foreign_tile(
             first_seen.append(t)
         unlike = every_frame or (first_seen and t == first_seen[0])
         distance = np.array([far if label == odd and unlike else 0.1 for label in seen.labels])
-        return seen.with_labels(seen.labels, seen.label_scores, set_distance=distance)
+        scores = np.where([label == odd for label in seen.labels], sure, seen.label_scores)
+        return seen.with_labels(seen.labels, scores, set_distance=distance)
 
     alerts, _ = follow("mbs-clean", table, change=judged)
     foreign = [a for a in alerts if a.kind == "foreign-tile"]
     holding = {int(p) for p, hand in known["hands"].items() if odd in hand["tiles"]}
     assert {a.position for a in foreign} == (holding if raised else set())
-    assert all(odd in a.observed and "enrolled set" in a.summary for a in foreign)
+    assert all(raised in a.observed and "enrolled set" in a.summary for a in foreign)
 
 
 def test_missed_frames_change_nothing(fixture_round) -> None:  # type: ignore[no-untyped-def]

@@ -67,6 +67,9 @@ class HandWatch:
     last_count: int = -1
     final: SetHand | None = None
     final_t: float = 0.0
+    unread_distances: list[float] = field(default_factory=list)
+    """Frame by frame, the farthest look from the enrolled set among its face-up tiles read too
+    unsurely to count in the hand (a foreign tile's design is what the reader knows least)."""
 
     def update(
         self,
@@ -140,6 +143,11 @@ class HandsPhase(FollowerBase):
                 [float(scores[i]) for i in rows],
                 [float(seen.set_distance[i]) for i in rows] if len(seen.set_distance) else None,
             )
+            unread = [i for i, z in enumerate(seen.zones) if z == zone and i not in rows
+                      and is_face(seen.labels[i]) and len(seen.set_distance)
+                      and seen.set_distance[i] > 0]  # fmt: skip
+            if unread:
+                watch.unread_distances.append(max(float(seen.set_distance[i]) for i in unread))
             same = len(rows) == watch.last_count
             watch.last_count = len(rows)
             if watch.steady.update(same and len(rows) > 0, t):
@@ -259,24 +267,34 @@ class HandsPhase(FollowerBase):
         self, zone: str, watch: HandWatch, position: int, since: float, t: float, out: list[Raised]
     ) -> None:
         """A tile whose look lies `LOOK_FAR` or further from the enrolled set's: another maker's
-        tile, of a face the set holds (a copy too many is `foreign-tile` by count above)."""
+        tile, of a face the set holds (a copy too many is `foreign-tile` by count above). Also a
+        face-up tile the reader could not read surely enough to count in the hand, where it
+        lay that far over the frames (the median): a navy `3-3` in a house set read `5-5` at
+        0.33-0.38, 0.76 from the set, was left out of its hand (round 972015, `missing-tile`
+        alone)."""
         far = [s for s in watch.slots if s.set_distance >= LOOK_FAR]
-        if not far:
+        unread = watch.unread_distances
+        if far:
+            slot = max(far, key=lambda s: s.set_distance)
+            distances, tile = slot.set_distances, f"a {slot.label}"
+        elif len(unread) >= ROUND.steady and np.median(unread) >= LOOK_FAR:
+            distances, tile = unread, "a face-up tile it could not read"
+        else:
             return
-        slot = max(far, key=lambda s: s.set_distance)
+        distance = float(np.median(distances))
         self._alert(
             out,
             K.FOREIGN_TILE,
             position,
             "every tile of the enrolled set",
-            f"a {slot.label} {slot.set_distance:.2f} from the set's look",
+            f"{tile} {distance:.2f} from the set's look",
             since,
             t,
-            float(np.mean(np.asarray(slot.set_distances) >= LOOK_FAR)),  # frames it looked so
+            float(np.mean(np.asarray(distances) >= LOOK_FAR)),  # the frames it looked so
             zone,
-            summary=f"{_box(position).capitalize()} holds a {slot.label} unlike the table's "
-            f"enrolled set ({slot.set_distance:.2f} from its look, {LOOK_FAR} allowed over "
-            f"{len(slot.set_distances)} frames): another set's tile.",
+            summary=f"{_box(position).capitalize()} holds {tile} unlike the table's enrolled "
+            f"set ({distance:.2f} from its look, {LOOK_FAR} allowed over {len(distances)} "
+            "frames): another set's tile.",
         )
 
     def _judge_set(self, t: float, out: list[Raised]) -> None:
