@@ -248,14 +248,18 @@ def enrol_found(image: NDArray[np.uint8], found: Detections, reader: Reader) -> 
 
 def _looks(image: NDArray[np.uint8], found: Detections, looker: SetLook,
            short: NDArray[np.float64]) -> NDArray[np.float32]:  # fmt: skip
-    """Each box's set look, the mean over the crops `LOOKS` cuts (as the embedding's)."""
+    """Each tile box's set look, the mean over the crops `LOOKS` cuts (as the embedding's);
+    a die's row is left empty (zeros): the model knows tiles only."""
+    tiles = np.array([label != "die" for label in found.labels], bool)
     total = None
     for dx, dy in LOOKS:
-        moved = found.corners + (np.array([dx, dy])[None, :] * short[:, None])[:, None, :]
+        moved = found.corners[tiles] + (np.array([dx, dy]) * short[tiles, None])[:, None, :]
         look = looker.embed([cut(image, c, False) for c in moved])
         total = look if total is None else total + look
-    assert total is not None
-    return total / np.maximum(np.linalg.norm(total, axis=1, keepdims=True), 1e-9)
+    looks = np.zeros((len(found), 0 if total is None else total.shape[1]), np.float32)
+    if total is not None:
+        looks[tiles] = total / np.maximum(np.linalg.norm(total, axis=1, keepdims=True), 1e-9)
+    return looks
 
 
 def enrol_seen(
@@ -536,8 +540,8 @@ def outsiders(tiles: tuple[SeenTile, ...]) -> list[str]:
     judged = [t for t in tiles if t.look is not None]
     if len(judged) < 8:
         return []
-    distance = look_distance(np.stack([t.look for t in judged]), np.stack([t.look for t in judged]),
-                             leave_out=True)  # type: ignore[misc]  # fmt: skip
+    looks = np.stack([t.look for t in judged])  # type: ignore[misc]
+    distance = look_distance(looks, looks, leave_out=True)
     problems = []
     for tile, far in zip(judged, distance, strict=True):
         if far >= LOOK_FAR:

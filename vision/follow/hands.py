@@ -143,11 +143,11 @@ class HandsPhase(FollowerBase):
                 [float(scores[i]) for i in rows],
                 [float(seen.set_distance[i]) for i in rows] if len(seen.set_distance) else None,
             )
-            unread = [i for i, z in enumerate(seen.zones) if z == zone and i not in rows
-                      and is_face(seen.labels[i]) and len(seen.set_distance)
-                      and seen.set_distance[i] > 0]  # fmt: skip
-            if unread:
-                watch.unread_distances.append(max(float(seen.set_distance[i]) for i in unread))
+            if len(seen.set_distance):  # judged against an enrolled set
+                unread = [seen.set_distance[i] for i, z in enumerate(seen.zones) if z == zone
+                          and i not in rows and is_face(seen.labels[i])]  # fmt: skip
+                if max(unread, default=0.0) > 0:
+                    watch.unread_distances.append(float(max(unread)))
             same = len(rows) == watch.last_count
             watch.last_count = len(rows)
             if watch.steady.update(same and len(rows) > 0, t):

@@ -61,18 +61,24 @@ def truth_boxes(
     return found, [str(lab.label) for lab in kept]
 
 
-def play_scene(seed: int, look_seed: int, family: str) -> Rendering:
-    """A random moment of play in the set a display of `look_seed` showed."""
+def play_scene(
+    seed: int, look_seed: int, family: str, at: tuple[Renderer, Look] | None = None
+) -> Rendering:
+    """A random moment of play in the set a display of `look_seed` showed; with `at`, at that
+    table (its camera and cloth, `vision.synth.display.display_table`) and in that light."""
     from vision.synth.display import set_look
 
     rng = np.random.default_rng([seed, 0x91A])
     look = set_look(look_seed, family)
     things = dress(random_scene(rng, LAYOUT), look)
-    camera = random_camera(rng, LAYOUT, (1920, 1080), zone=False)
-    styles = cloth_styles(seed)
-    renderer = Renderer(camera, _cloth(styles[int(rng.integers(len(styles)))]), LAYOUT)
-    shown = replace(Look.random(rng, blur_chance=0.0), shadow=shadow_strength(look.scene, rng))
-    rendering = renderer.render(things, shown, rng)
+    if at is None:
+        camera = random_camera(rng, LAYOUT, (1920, 1080), zone=False)
+        styles = cloth_styles(seed)
+        renderer = Renderer(camera, _cloth(styles[int(rng.integers(len(styles)))]), LAYOUT)
+        light = replace(Look.random(rng, blur_chance=0.0), shadow=shadow_strength(look.scene, rng))
+    else:
+        renderer, light = at
+    rendering = renderer.render(things, light, rng)
     return replace(rendering, image=finish(rendering.image, look.scene, rng))
 
 

@@ -27,7 +27,6 @@ import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +37,7 @@ from vision.detections import Detections
 from vision.enrol import FACE_NAMES, LOOK_FAR, SetLook, look_distance
 from vision.progress import each
 from vision.synth.appearance import FAMILIES
-from vision.synth.render import Look, Renderer, Rendering
+from vision.synth.render import Rendering
 from vision.synth.round import Studio
 from vision.table import CalibrationError, TableConfig, calibrate
 
@@ -257,7 +256,7 @@ def measure(model: Path, out: Path, sets: int, first_seed: int = MEASURE_SEED,
             looks.setdefault("enrolled", []).append(looker.embed(_display_crops(whole, rng)))
             _, table, light, _, _ = display_table(seed, family, "rows")
             draws = {
-                "same table": lambda s, of, f: play_at(table, light, s, of, f),  # noqa: B023
+                "same table": lambda s, of, f: play_scene(s, of, f, (table, light)),  # noqa: B023
                 "another camera and light": play_scene,
             }
             for condition, draw in draws.items():
@@ -284,19 +283,6 @@ def measure(model: Path, out: Path, sets: int, first_seed: int = MEASURE_SEED,
         print(f"{family}: {json.dumps(results[family])}", flush=True)
     (out / "setlook.json").write_text(json.dumps(results, indent=1))
     return results
-
-
-def play_at(table: Renderer, light: Look, seed: int, look_seed: int, family: str) -> Rendering:
-    """A random moment of play in the set of `look_seed`, at a display's table and light."""
-    from vision.synth.appearance import dress, finish
-    from vision.synth.dataset import LAYOUT
-    from vision.synth.display import set_look
-    from vision.synth.sampler import random_scene
-
-    rng = np.random.default_rng([seed, 0x91A])
-    look = set_look(look_seed, family)
-    rendering = table.render(dress(random_scene(rng, LAYOUT), look), light, rng)
-    return replace(rendering, image=finish(rendering.image, look.scene, rng))
 
 
 def _foreign_crops(
