@@ -208,6 +208,52 @@ def test_a_tile_unlike_the_enrolled_set_is_a_foreign_tile(
     assert all(raised in a.observed and "enrolled set" in a.summary for a in foreign)
 
 
+def _stretched(corners: np.ndarray, factor: float) -> np.ndarray:
+    """Boxes (N x 4 x 2) made `factor` times as long along their longer side, about their
+    centres."""
+    centre = corners.mean(axis=1, keepdims=True)
+    sides = np.stack([corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 1]], axis=1)
+    longer = sides[np.arange(len(corners)), np.linalg.norm(sides, axis=2).argmax(axis=1)]
+    along = (longer / np.linalg.norm(longer, axis=1, keepdims=True))[:, None, :]
+    offset = corners - centre
+    return corners + (factor - 1) * (offset * along).sum(axis=2, keepdims=True) * along
+
+
+@pytest.mark.parametrize(
+    ("factor", "every_frame", "raised"),
+    [(0.86, True, True), (1.12, True, True), (0.97, True, False), (0.86, False, False)],
+    ids=["shorter", "longer", "within-the-set", "short-in-one-frame"],
+)
+def test_a_tile_of_another_size_is_a_foreign_tile(
+    factor: float, every_frame: bool, raised: bool
+) -> None:
+    """Makers cut their tiles 60-70 mm long: a hand's tile that measures `HANDS.length_far`
+    longer or shorter than the hands' other tiles over its frames is another set's tile, though
+    its face is one the set holds and no enrolment is made; a box cut short in one frame (a
+    hand passing over the tile) is not."""
+    image = next(frames(ROUNDS / "mbs-clean" / "round.mp4", 10))[2]
+    known = truth("mbs-clean")
+    table = calibrate(image, table_id="t1", rules=known["rules"], banker=known["banker"])
+    odd = known["hands"]["2"]["tiles"][0]
+    first_seen: list[float] = []
+
+    def measured(t: float, seen: Detections) -> Detections:
+        if odd in seen.labels and not first_seen:
+            first_seen.append(t)
+        if not (every_frame or (first_seen and t == first_seen[0])):
+            return seen
+        rows = [i for i, label in enumerate(seen.labels) if label == odd]
+        corners = seen.corners.copy()
+        corners[rows] = _stretched(corners[rows], factor)
+        return Detections(corners, seen.confidence, seen.labels, seen.label_confidence)
+
+    alerts, _ = follow("mbs-clean", table, change=measured)
+    foreign = [a for a in alerts if a.kind == "foreign-tile"]
+    holding = {int(p) for p, hand in known["hands"].items() if odd in hand["tiles"]}
+    assert {a.position for a in foreign} == (holding if raised else set())
+    assert all(f"a {odd} " in a.observed and "mm" in a.summary for a in foreign)
+
+
 def test_missed_frames_change_nothing(fixture_round) -> None:  # type: ignore[no-untyped-def]
     name, table = fixture_round
     every, _ = follow(name, table)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.training.setlook import BATCH_SETS, PER_SET, _batch, outcomes
+from vision.training.setlook import BATCH_SETS, PER_SET, _batch, _rounds_summary, outcomes
 
 
 def test_a_batch_shows_its_sets_the_same_faces() -> None:
@@ -70,6 +70,39 @@ def test_the_measurement_counts_rounds_tiles_and_displays(
         result["whole display tiles flagged"],
         result["foreign displays refused"],
     ) == counts
+
+
+def _alert(position: int, observed: str) -> dict[str, object]:
+    return {"position": position, "observed": observed, "summary": ""}
+
+
+def test_the_rounds_count_a_catch_at_the_foreign_tiles_box_and_say_by_what() -> None:
+    """A foreign tile counts as caught only by an alert at its own box; one caught by its
+    size (evidence in mm) is counted apart from one caught by its look; a clean round with any
+    foreign-tile alert is a false one; a refused display follows no round."""
+    rows = [
+        {"enrolled": True, "foreign": "navy", "position": 3,
+         "foreign alerts": [_alert(3, "a 2-4 0.92 from the set's look")], "other alerts": []},
+        {"enrolled": True, "foreign": "classic", "position": 5,
+         "foreign alerts": [_alert(5, "a 1-6 58 x 26 mm")], "other alerts": []},
+        {"enrolled": True, "foreign": "ivory", "position": 2,
+         "foreign alerts": [_alert(6, "a 1-1 58 x 26 mm")],
+         "other alerts": [{"kind": "missing-tile"}]},
+        {"enrolled": True, "foreign alerts": [_alert(1, "a 3-3 70 x 26 mm")], "other alerts": []},
+        {"enrolled": True, "foreign alerts": [], "other alerts": []},
+        {"enrolled": False},
+    ]  # fmt: skip
+    summary = _rounds_summary(rows)  # type: ignore[arg-type]
+    assert summary == {
+        "rounds": 6,
+        "enrolment refused": 1,
+        "foreign rounds": 3,
+        "foreign caught at its box": 2,
+        "of them by its size": 1,
+        "foreign rounds raising only another kind": 1,
+        "clean rounds": 2,
+        "clean rounds with a foreign-tile alert": 1,
+    }
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ import cv2
 import numpy as np
 import pytest
 
+from vision.detections import Detections
 from vision.layout import TableLayout
 from vision.synth.camera import Camera
 from vision.synth.render import Look, Renderer
@@ -84,6 +85,33 @@ def test_each_point_lies_in_the_zone_that_holds_it() -> None:
     expected += ["", ""]
     assert locate.zones_of(np.asarray(asked)) == tuple(expected)
     assert locate.zone_of(asked[0]) == expected[0]
+
+
+@pytest.mark.parametrize(
+    ("length", "width", "turn", "spot"),
+    [(66.0, 26.0, 0.0, 0), (58.0, 26.0, 30.0, 3), (66.0, 26.0, 90.0, 7), (70.0, 24.0, 135.0, 5)],
+)
+def test_a_box_measures_its_tile_on_the_cloth(
+    length: float, width: float, turn: float, spot: int
+) -> None:
+    """A tile's box, however turned and wherever it lies in view, measures the tile's own
+    length and width in millimetres: the size check of another set's tile rests on it."""
+    image, camera = frame(2, 0.0)
+    centres = np.asarray(LAYOUT.marker_centres)
+    points = camera.project(np.column_stack([centres, np.zeros(4)]))
+    config = calibrate(np.zeros_like(image), table_id="t1", rules="nz-1998",
+                       points=[tuple(p) for p in points])  # fmt: skip
+    angle = np.radians(turn)
+    along, across = (
+        np.array([np.cos(angle), np.sin(angle)]),
+        np.array([-np.sin(angle), np.cos(angle)]),
+    )
+    centre = np.asarray(LAYOUT.hand_spots[spot])
+    corners = [centre + a * length / 2 * along + b * width / 2 * across
+               for a, b in ((-1, -1), (1, -1), (1, 1), (-1, 1))]  # fmt: skip
+    boxes = Detections(config.to_image(np.asarray(corners))[None], np.ones(1), ("back",))
+    assert np.allclose(Locate(config).sizes(boxes), [[length, width]], atol=0.05)
+    assert Locate(config).sizes(Detections.empty()).shape == (0, 2)
 
 
 def test_no_markers_is_a_named_error() -> None:

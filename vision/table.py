@@ -264,6 +264,17 @@ class Locate:
         xy = self.table.to_table(detections.corners.mean(axis=1))
         return detections.with_places(xy, self.zones_of(xy))
 
+    def sizes(self, detections: Detections) -> NDArray[np.float64]:
+        """N x 2: each box's length and width on the cloth (mm), the mean of its opposite
+        sides as the calibration maps them, so that the same tile measures the same anywhere
+        in view."""
+        if not len(detections):
+            return np.zeros((0, 2))
+        corners = self.table.to_table(detections.corners.reshape(-1, 2)).reshape(-1, 4, 2)
+        sides = np.linalg.norm(corners - np.roll(corners, -1, axis=1), axis=2)
+        one, other = (sides[:, 0] + sides[:, 2]) / 2, (sides[:, 1] + sides[:, 3]) / 2
+        return np.stack([np.maximum(one, other), np.minimum(one, other)], axis=1)
+
     def zones_of(self, points: NDArray[np.float64]) -> tuple[str, ...]:
         """Each point's zone ("" for none), the first zone in order that holds it: every point
         against every zone at once, as the follower asks for every frame's detections."""

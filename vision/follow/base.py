@@ -187,6 +187,9 @@ class Round:
     raised: set[tuple[str, int | None]] = field(default_factory=set)
     alerts: list[Alert] = field(default_factory=list)
     faces_seen: Counter[str] = field(default_factory=Counter)
+    tile_sizes: list[tuple[float, float]] = field(default_factory=list)
+    """Length and width (mm) of every tile box in the hands, face up or down, frame by frame
+    since the exposure began: what this table's own set measures (`HandsPhase._judge_size`)."""
     short_hands: dict[str, int] = field(default_factory=dict)
     closed_checks: bool = False
 

@@ -28,6 +28,18 @@ class HandSettings:
     stays `FACES.min_read`: a back lying across the layout's line read as `2-2` at 0.58-0.82 for
     half a second while stacking (round 700057)."""
 
+    length_far: float = 0.05
+    """How much longer or shorter than the hands' tiles (a share of their median length) a
+    face-up tile must measure over its frames to be another set's tile. Makers cut tiles 60-70
+    mm long (`../shared/domain/tiles.md`), a set's own alike. From pixels, 1104 tiles of 35
+    rounds (974000-974039) measured at most 2.8% off their round's median (1.8 mm); of 7 foreign
+    tiles, 6 measured 5.2-15.4% shorter."""
+    width_far: float = 0.075
+    """The same for the width: a box's width is measured less surely in proportion (its two
+    long edges lie 24-27 mm apart): those 1104 tiles lay up to 4.7% off (1.2 mm), the widest
+    gap a `1-1`'s, whose large pip the box keeps clear of. A classic tile as long as the set's
+    measured 8.1% narrower (974021)."""
+
 
 HANDS = HandSettings()
 
@@ -41,6 +53,15 @@ class Slot:
     seen: int = 0
     set_distances: list[float] = field(default_factory=list)
     """How far its look lay from the enrolled set's, frame by frame (none without one)."""
+    sizes: list[tuple[float, float]] = field(default_factory=list)
+    """Its box's length and width on the cloth (mm), frame by frame (`Locate.sizes`)."""
+
+    @property
+    def size(self) -> tuple[float, float]:
+        """Its length and width over the frames (the median: a hand passing over it for a
+        frame or two does not shorten it)."""
+        length, width = np.median(np.asarray(self.sizes), axis=0)
+        return float(length), float(width)
 
     @property
     def set_distance(self) -> float:
@@ -76,16 +97,20 @@ class HandWatch:
         xy: NDArray[np.float64],
         labels: list[str],
         scores: list[float],
+        sizes: NDArray[np.float64],
         set_distances: list[float] | None = None,
     ) -> None:
         distances = set_distances if set_distances is not None else [None] * len(labels)
-        for point, label, score, distance in zip(xy, labels, scores, distances, strict=True):
+        for point, label, score, size, distance in zip(
+            xy, labels, scores, sizes, distances, strict=True
+        ):
             near = [s for s in self.slots if np.linalg.norm(s.xy - point) < FACES.same_place]
             slot = near[0] if near else Slot(point.copy())
             if not near:
                 self.slots.append(slot)
             slot.votes[label] += score
             slot.seen += 1
+            slot.sizes.append((float(size[0]), float(size[1])))
             if distance is not None:
                 slot.set_distances.append(distance)
             slot.xy = 0.8 * slot.xy + 0.2 * point
@@ -117,6 +142,10 @@ class HandsPhase(FollowerBase):
         backs = Counter(
             z for z, label in zip(seen.zones, seen.labels, strict=True) if label == "back"
         )
+        sizes = self.locate.sizes(seen)
+        in_hands = [i for i, (z, label) in enumerate(zip(seen.zones, seen.labels, strict=True))
+                    if z in HAND_ZONES and (label == "back" or is_face(label))]  # fmt: skip
+        round_.tile_sizes.extend(map(tuple, sizes[in_hands].tolist()))
         for zone in HAND_ZONES:
             faces = [
                 i
@@ -141,6 +170,7 @@ class HandsPhase(FollowerBase):
                 seen.table_xy[rows],
                 [seen.labels[i] for i in rows],
                 [float(scores[i]) for i in rows],
+                sizes[rows],
                 [float(seen.set_distance[i]) for i in rows] if len(seen.set_distance) else None,
             )
             if len(seen.set_distance):  # judged against an enrolled set
@@ -220,6 +250,7 @@ class HandsPhase(FollowerBase):
                     f"{round_.faces_seen[str(tile)] - extra}.",
                 )
         self._judge_looks(zone, watch, position, since, t, out)
+        self._judge_size(zone, watch, position, since, t, out)
         size = len(hand.tiles)
         if size > 4 or (size == 4 and hand.setting is None):
             shape = " + ".join(str(len(g)) for g in hand.groups if g)
@@ -295,6 +326,46 @@ class HandsPhase(FollowerBase):
             summary=f"{_box(position).capitalize()} holds {tile} unlike the table's enrolled "
             f"set ({distance:.2f} from its look, {LOOK_FAR} allowed over {len(distances)} "
             "frames): another set's tile.",
+        )
+
+    def _judge_size(
+        self, zone: str, watch: HandWatch, position: int, since: float, t: float, out: list[Raised]
+    ) -> None:
+        """A tile measuring `HANDS.length_far` longer or shorter, or `HANDS.width_far` wider
+        or narrower, than the tiles in the hands (their median: the set's own): another maker's
+        tile, even one whose face and look pass. No enrolment is needed."""
+        round_ = self.round
+        assert round_ is not None
+        measured = [s for s in watch.slots if len(s.sizes) >= ROUND.steady]
+        if not measured:  # every slot's sizes are in the round's too
+            return
+        length, width = np.median(np.asarray(round_.tile_sizes), axis=0)
+
+        def off(slot: Slot) -> float:
+            """How far off the set the slot measures, in its bars (1 at the bar)."""
+            tile_length, tile_width = slot.size
+            return max(abs(tile_length / length - 1) / HANDS.length_far,
+                       abs(tile_width / width - 1) / HANDS.width_far)  # fmt: skip
+
+        slot = max(measured, key=off)
+        if off(slot) < 1:
+            return
+        tile_length, tile_width = slot.size
+        self._alert(
+            out,
+            K.FOREIGN_TILE,
+            position,
+            f"tiles {length:.0f} x {width:.0f} mm",
+            f"a {slot.label} {tile_length:.0f} x {tile_width:.0f} mm",
+            since,
+            t,
+            float(min(1.0, off(slot) / 2)),
+            zone,
+            summary=f"{_box(position).capitalize()} holds a {slot.label} of {tile_length:.1f} x "
+            f"{tile_width:.1f} mm where the table's other tiles measure {length:.1f} x "
+            f"{width:.1f} mm ({tile_length / length - 1:+.0%} long, {tile_width / width - 1:+.0%} "
+            f"wide; {HANDS.length_far:.0%} and {HANDS.width_far:.1%} allowed, over "
+            f"{len(slot.sizes)} frames): another set's tile.",
         )
 
     def _judge_set(self, t: float, out: list[Raised]) -> None:

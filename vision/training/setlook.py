@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -40,6 +41,9 @@ from vision.synth.appearance import FAMILIES
 from vision.synth.render import Rendering
 from vision.synth.round import Studio
 from vision.table import CalibrationError, TableConfig, calibrate
+
+if TYPE_CHECKING:
+    from vision.follow.base import Round
 
 SEED = 940_000
 """Training sets' seeds: apart from every other data set's and round's."""
@@ -373,24 +377,17 @@ def follow_round(
     from vision.follow import RoundFollower
     from vision.follow.records import Alert
     from vision.replay import ModelSource
-    from vision.synth.appearance import HOUSE, appearance
-    from vision.synth.display import display_scene
     from vision.synth.round import FPS
     from vision.training.accuracy import RULES
 
     rules = RULES[(k // 2) % len(RULES)]
-    studio = Studio.of(seed, rules, [], resolution)
-    rng = np.random.default_rng([seed, 0xF07])
     row: dict[str, object] = {"seed": seed, "rules": rules}
     source = ModelSource(reuse=True)
     source.reader.looker = SetLook(model)
-    if foreign is not None:
-        victim = int(rng.integers(32))
-        studio.foreign[victim] = appearance(foreign, rng)
+    studio, victim, display = round_display(seed, rules, foreign, resolution)
+    if victim is not None:
         holder = next(p for p, ids in studio.plan.hands.items() if victim in ids)
         row |= {"foreign": foreign, "face": studio.plan.faces[victim], "position": holder}
-    shown = display_scene(rng, HOUSE, "rows")
-    display = studio.renderer.render(shown.things, studio.look, rng).image
     enrolment = enrol(display, source.detector, source.reader)
     row["enrolled"] = enrolment.whole
     table = _calibrated(studio, rules)
@@ -400,16 +397,24 @@ def follow_round(
     source.reader.known_set = KnownSet.of(enrolment)
     follower = RoundFollower(table, run=str(seed), cut=studio.plan.cut,
                              cut_options=studio.plan.cut_options)  # fmt: skip
-    raised, distances = [], []
+    raised, distances, followed = [], [], None
     for index in range(studio.frame_count):
         t = round(index / FPS, 3)
         image, objects, _ = studio.frame(t)
         found = source.detections(index, t, image)
         raised += follower.follow(t, found, None)
+        followed = follower.round or followed
         distances += _distance_of(studio.foreign, objects, found)
     raised += follower.finish(round(studio.frame_count / FPS, 3))
+    size = studio.scene.size
+    row["set size"] = [round(size.length, 1), round(size.width, 1)]
     if studio.foreign:  # how far the slipped-in tile looked, frame by frame, once judged
         row["foreign distance"] = _spread(distances)
+        aspect = studio.foreign[victim].tiles.aspect
+        row["foreign size"] = [round(min(size.length, size.width * (aspect or 9)), 1),
+                               round(size.width, 1)]  # fmt: skip
+    if followed is not None:
+        row["measured"] = _measured(followed)
     alerts = [r.record for r in raised if isinstance(r.record, Alert)]
     row["foreign alerts"] = [
         {"position": a.position, "observed": a.observed, "summary": a.summary}
@@ -418,6 +423,39 @@ def follow_round(
     row["other alerts"] = [{"kind": a.kind, "position": a.position, "observed": a.observed}
                            for a in alerts if a.kind != "foreign-tile"]  # fmt: skip
     return row
+
+
+def round_display(
+    seed: int, rules: str, foreign: str | None, resolution: tuple[int, int] = (1920, 1080)
+) -> tuple[Studio, int | None, NDArray[np.uint8]]:
+    """Round `seed`'s studio, with one tile (its id returned) drawn in a `foreign` family's
+    set, and the opening display of its house-look set, laid at its table (its camera, cloth
+    and light)."""
+    from vision.synth.appearance import HOUSE, appearance
+    from vision.synth.display import display_scene
+
+    studio = Studio.of(seed, rules, [], resolution)
+    rng = np.random.default_rng([seed, 0xF07])
+    victim = None
+    if foreign is not None:
+        victim = int(rng.integers(32))
+        studio.foreign[victim] = appearance(foreign, rng)
+    shown = display_scene(rng, HOUSE, "rows")
+    return studio, victim, studio.renderer.render(shown.things, studio.look, rng).image
+
+
+def _measured(followed: Round) -> dict[str, object]:
+    """What the hands' tiles measured on the cloth: the median of every tile box in them, and
+    each face-up tile's place, face, frames and median length and width (mm)."""
+    reference = np.median(np.asarray(followed.tile_sizes), axis=0) if followed.tile_sizes else []
+    return {
+        "hands": [round(float(v), 2) for v in reference],
+        "tiles": [
+            {"zone": zone, "face": slot.label, "frames": len(slot.sizes),
+             "size": [round(v, 2) for v in slot.size] if slot.sizes else None}
+            for zone, watch in followed.watches.items() for slot in watch.slots
+        ],
+    }  # fmt: skip
 
 
 def _distance_of(
@@ -457,7 +495,8 @@ def _calibrated(studio: Studio, rules: str) -> TableConfig | None:
 
 
 def _rounds_summary(rows: list[dict[str, object]]) -> dict[str, object]:
-    """Foreign rounds flagged at the foreign tile's box, clean rounds flagged anywhere."""
+    """Foreign rounds flagged at the foreign tile's box (by its look or by its size, the first
+    check to raise at a box being the one its alert names), clean rounds flagged anywhere."""
     followed = [r for r in rows if r["enrolled"]]
     foreign = [r for r in followed if "foreign" in r]
     clean = [r for r in followed if "foreign" not in r]
@@ -468,6 +507,13 @@ def _rounds_summary(rows: list[dict[str, object]]) -> dict[str, object]:
         "enrolment refused": len(rows) - len(followed),
         "foreign rounds": len(foreign),
         "foreign caught at its box": len(caught),
+        "of them by its size": sum(
+            any(
+                a["position"] == r["position"] and a["observed"].endswith("mm")
+                for a in r["foreign alerts"]
+            )
+            for r in caught
+        ),  # type: ignore[attr-defined]
         "foreign rounds raising only another kind": sum(
             bool(r["other alerts"]) for r in foreign if r not in caught
         ),
