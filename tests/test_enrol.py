@@ -15,10 +15,12 @@ from vision.enrol import (
     KnownSet,
     assign_faces,
     best_order,
+    clear_of_cut,
     enrol_seen,
     look_distance,
     one_box_per_object,
     orders,
+    sized_alike,
 )
 
 NAMES = {i: n for i, n in enumerate((*FACE_NAMES, "back", *(f"die-{v}" for v in range(1, 7))))}
@@ -224,6 +226,66 @@ def test_a_frame_with_nothing_on_it_is_refused_not_a_crash() -> None:
 
 def square(x: float, y: float, side: float = 12.0) -> np.ndarray:
     return np.array([[x, y], [x + side, y], [x + side, y + side], [x, y + side]], np.float64)
+
+
+@pytest.mark.parametrize(
+    ("window", "at", "kept"),
+    [
+        ((100, 100, 500, 400), (3, 150), False),  # on the cut through the frame
+        ((100, 100, 500, 400), (60, 150), True),  # a margin inside it
+        ((0, 100, 500, 400), (3, 150), True),  # on the frame's own edge
+        ((100, 100, 500, 400), (200, 395), False),  # on the far cut
+        ((100, 100, 500, 1080), (200, 1075), True),  # on the frame's far edge
+    ],
+    ids=["near-cut", "inside", "frame-edge", "far-cut", "far-frame-edge"],
+)
+def test_the_second_look_leaves_out_boxes_on_its_own_cut(
+    window: tuple[int, int, int, int], at: tuple[float, float], kept: bool
+) -> None:
+    """The closer look's window cuts the frame, and the cut is an edge the detector can box:
+    a box within half the margin (here 40 px) of a side that cuts is left out, not one by
+    the frame's own edge."""
+    box = square(at[0], at[1], 4.0)[None]
+    assert clear_of_cut(box, window, (1080, 1920, 3), np.array([40.0, 40.0])).tolist() == [kept]
+
+
+def scaled(corners: np.ndarray, long: float, short: float) -> np.ndarray:
+    """A box made `long` times as long and `short` times as wide about its centre (upright)."""
+    centre = corners.mean(axis=0)
+    return centre + (corners - centre) * [short, long]
+
+
+@pytest.mark.parametrize(
+    ("odd", "tiles", "dice", "dropped"),
+    [
+        (("tile", 1.0, 1.5), 32, 3, True),  # a face-down box on the bare cloth
+        (("tile", 2.0, 1.0), 32, 3, True),  # across two rows
+        (("tile", 0.85, 1.0), 32, 3, False),  # another maker's shorter tile
+        (("tile", 1.15, 1.08), 32, 3, False),  # and a longer, wider one
+        (("die", 2.0, 2.0), 32, 3, True),  # on the cloth's printed word
+        (("die", 1.2, 1.2), 32, 3, False),
+        (("tile", 1.0, 1.5), 6, 3, False),  # too few tiles to tell their size
+        (("die", 2.0, 2.0), 32, 1, False),  # too few dice
+    ],
+    ids=["wide", "long", "shorter", "longer-wider", "big-die", "near-die", "few-tiles", "few-dice"],
+)
+def test_a_box_sized_as_no_tile_or_die_of_the_display_is_left_out(
+    odd: tuple[str, float, float], tiles: int, dice: int, dropped: bool
+) -> None:
+    """A set's tiles are cut alike and a table's dice are one size: a box far off their size
+    is none of them, but another maker's tile, a sixth shorter or longer, stays in to be
+    refused for what it is."""
+    kind, long, short = odd
+    shape = tile_corners(900, 900, 0) if kind == "tile" else square(900, 900)
+    boxes = [*laid(8, 0, False, False)[:tiles], *(square(100 + 30 * k, 800) for k in range(dice))]
+    found = Detections(
+        np.array([*boxes, scaled(shape, long, short)]),
+        np.arange(len(boxes) + 1) / 100,
+        (*["tile"] * tiles, *["die"] * dice, kind),
+    )
+    kept = sized_alike(found)
+    assert len(kept) == len(found) - dropped
+    assert (found.confidence[-1] in kept.confidence) != dropped
 
 
 @pytest.mark.parametrize(

@@ -79,6 +79,31 @@ def test_the_shipped_models_enrol_a_whole_display_and_refuse_a_doubled_face(mode
     assert not refused.whole and any("a face twice" in p for p in refused.problems)
 
 
+def _at_round_table(seed: int, rules: str, foreign: str) -> np.ndarray:
+    from vision.training.setlook import round_display
+
+    return round_display(seed, rules, foreign)[2]
+
+
+@pytest.mark.parametrize(
+    "display",
+    [
+        lambda: _at_round_table(974005, "rws-2018", "navy"),  # the 5th of its run
+        lambda: _at_round_table(974011, "act-2005", "classic"),  # the 11th
+        lambda: render_display(880019, "house", "rows")[1].image,
+    ],
+    ids=["cloth-as-back", "word-as-die", "cut-edge-as-back"],
+)
+def test_a_box_on_the_bare_cloth_does_not_refuse_a_whole_display(models, display) -> None:  # type: ignore[no-untyped-def]
+    """Displays where the detector boxed the bare cloth beside the tiles as a face-down tile
+    twice a tile's width (974005), the cloth's printed word as a fourth die (974011), and, in
+    its second, closer look, the strip of cloth between the look's cut and a row's first tile
+    as a face-down tile (880019): boxes sized as no tile or die of the display, or on the cut,
+    are left out, and the set is accepted whole."""
+    enrolment = enrol(display(), *models)
+    assert enrolment.problems == () and len(enrolment.tiles) == 32 and len(enrolment.dice) == 3
+
+
 @pytest.mark.parametrize(("seed", "place"), [(8, 20), (10, 20)], ids=["navy", "charcoal"])
 def test_another_sets_tile_is_told_by_its_look_at_enrolment_and_in_play(  # type: ignore[no-untyped-def]
     models, seed: int, place: int

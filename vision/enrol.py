@@ -67,6 +67,18 @@ not the layout's, about one tile in twenty fits by chance."""
 
 CLOSER_MARGIN = 0.1
 """The second look spans the display and this share of its size around it."""
+CUT_EDGE = 0.5
+"""A box of the second look within this share of the margin of a side where the look's window
+cuts the frame is dropped (`clear_of_cut`)."""
+TILE_LONG, TILE_SHORT, DIE_SIDE = (0.6, 1.5), (0.8, 1.25), (0.6, 1.5)
+"""A tile box is one of the display's tiles only where its long and short sides lie within
+these shares of the median tile box's; a die box only where its longer side lies within
+`DIE_SIDE` of the median die box's (`sized_alike`). Makers' tiles differ in length by up to a
+sixth (60-70 mm) and in width by a tenth, so another set's tile stays in, to be refused for
+what it is. The boxes the detector put on the bare cloth beside a house display (face down,
+1.34-1.71 times a tile's width: seeds 974005, 974008, 974029, 976002) and on the cloth's
+printed word (dice 1.85 and 2.3 times a die's side: 974011, 974039) are no tile or die, and
+each refused a whole set."""
 LOOKS = ((0.0, 0.0), (0.24, 0.0), (-0.24, 0.0), (0.0, 0.15), (0.0, -0.15))
 """Offsets (x, y in the image, in tile widths) of the crops each display tile's embedding is
 averaged over: about the spread of the detector's boxes (`vision.crops`). On 24 displays of
@@ -181,7 +193,8 @@ def columns(names: dict[int, str], labels: tuple[str, ...]) -> NDArray[np.int64]
 def enrol(image: NDArray[np.uint8], detector: Detector, reader: Reader) -> Enrolment:
     """Find, read and place the display in `image` and check the set it shows (by its looks
     too, where the reader has the set-look model)."""
-    return enrol_found(image, one_box_per_object(closer(image, detector)), reader)
+    found = sized_alike(one_box_per_object(closer(image, detector)))
+    return enrol_found(image, found, reader)
 
 
 def closer(image: NDArray[np.uint8], detector: Detector) -> Detections:
@@ -197,7 +210,30 @@ def closer(image: NDArray[np.uint8], detector: Detector) -> Detections:
     x0, y0 = np.maximum(low - pad, 0).astype(int)
     x1, y1 = np.minimum(high + pad, [image.shape[1], image.shape[0]]).astype(int)
     part = detector.detect(np.ascontiguousarray(image[y0:y1, x0:x1]))
+    part = part[np.flatnonzero(clear_of_cut(part.corners, (x0, y0, x1, y1), image.shape, pad))]
     return dataclasses.replace(part, corners=part.corners + np.array([x0, y0], np.float64))
+
+
+def clear_of_cut(
+    corners: NDArray[np.float64], window: tuple[int, int, int, int],
+    shape: tuple[int, ...], pad: NDArray[np.float64],
+) -> NDArray[np.bool_]:  # fmt: skip
+    """Which boxes of the second look (`corners` in its `window`'s pixels) keep `CUT_EDGE` of
+    the margin clear of each side of the window that cuts through the frame: every object the
+    first look found lies a whole margin inside, and the cut itself is an edge the detector can
+    box (the strip of bare cloth between it and a row's first tile, as a face-down tile: seeds
+    880019 and 882003, 0.37 and 0.71 sure, seen in the second look only)."""
+    x0, y0, x1, y1 = window
+    height, width = shape[:2]
+    near, far = corners.min(axis=1), corners.max(axis=1)
+    keep = CUT_EDGE * pad
+    clear = np.ones(len(corners), bool)
+    for cuts, side in ((x0 > 0, near[:, 0] > keep[0]), (y0 > 0, near[:, 1] > keep[1]),
+                       (x1 < width, far[:, 0] < x1 - x0 - keep[0]),
+                       (y1 < height, far[:, 1] < y1 - y0 - keep[1])):  # fmt: skip
+        if cuts:
+            clear &= side
+    return clear
 
 
 def one_box_per_object(found: Detections) -> Detections:
@@ -217,6 +253,30 @@ def one_box_per_object(found: Detections) -> Detections:
             kept.append(int(i))
     strongest_first = np.asarray(kept, np.int64)
     return found[np.sort(one_box_per_die(found.corners, strongest_first, dice))]
+
+
+def sized_alike(found: Detections) -> Detections:
+    """Only the boxes sized as a tile or a die of this display (`TILE_LONG`, `TILE_SHORT`,
+    `DIE_SIDE`): a set's tiles are cut alike and a table's dice are one size, and with 8 tiles
+    or 3 dice there are enough of each to tell their size by the median."""
+    sides = np.linalg.norm(found.corners - np.roll(found.corners, -1, axis=1), axis=2)
+    long, short = sides[:, :2].max(1), sides[:, :2].min(1)
+    dice = np.array([label == "die" for label in found.labels], bool)
+    tiles = ~dice
+    keep = np.ones(len(found), bool)
+    if tiles.sum() >= 8:
+        keep &= dice | (_within(long, tiles, TILE_LONG) & _within(short, tiles, TILE_SHORT))
+    if dice.sum() >= 3:
+        keep &= tiles | _within(long, dice, DIE_SIDE)
+    return found[np.flatnonzero(keep)]
+
+
+def _within(
+    side: NDArray[np.float64], kind: NDArray[np.bool_], bounds: tuple[float, float]
+) -> NDArray[np.bool_]:
+    """Which boxes' `side` lies within `bounds` times the median of the `kind` boxes'."""
+    share = side / np.median(side[kind])
+    return (share >= bounds[0]) & (share <= bounds[1])  # type: ignore[no-any-return]
 
 
 def enrol_found(image: NDArray[np.uint8], found: Detections, reader: Reader) -> Enrolment:
