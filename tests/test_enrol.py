@@ -295,7 +295,20 @@ def test_a_box_sized_as_no_tile_or_die_of_the_display_is_left_out(
         ([("die", square(100, 100), 0.3), ("die", square(112, 100), 0.9)], [0.3, 0.9]),  # touching
         ([("tile", tile_corners(50, 50, 0), 0.8), ("tile", tile_corners(52, 50, 0), 0.6)], [0.8]),
         ([("tile", tile_corners(50, 50, 0), 0.8), ("die", square(48, 48), 0.6)], [0.8, 0.6]),
+        (  # across two neighbours' ends: a quarter of each (under OVERLAP), 0.8 inside both
+            [
+                ("tile", tile_corners(50, 50, 0), 0.9),
+                ("tile", tile_corners(73, 50, 0), 0.8),
+                ("tile", tile_corners(61.5, 38, math.pi / 2), 0.5),
+            ],
+            [0.9, 0.8],
+        ),
+        (  # side by side, boxed a little loose: both kept
+            [("tile", tile_corners(50, 50, 0), 0.9), ("tile", tile_corners(66, 50, 0), 0.8)],
+            [0.9, 0.8],
+        ),
     ],
+    ids=["die-twice", "touching-dice", "tile-twice", "die-on-tile", "across-two", "side-by-side"],
 )
 def test_each_object_of_a_display_is_boxed_once(
     boxes: list[tuple[str, np.ndarray, float]], kept: list[float]

@@ -67,6 +67,10 @@ not the layout's, about one tile in twenty fits by chance."""
 
 CLOSER_MARGIN = 0.1
 """The second look spans the display and this share of its size around it."""
+COVERED = 0.5
+"""A display's tile box with this share of it inside surer tile boxes is no tile of its own
+(`one_box_per_object`): a box across two neighbours' ends lay 0.96 inside them (884018), the
+display's own tiles at most 0.003 inside surer ones."""
 CUT_EDGE = 0.5
 """A box of the second look within this share of the margin of a side where the look's window
 cuts the frame is dropped (`clear_of_cut`)."""
@@ -241,18 +245,33 @@ def one_box_per_object(found: Detections) -> Detections:
     die box centred on a surer one (`vision.detector.one_box_per_die`). The refiner can move
     two boxes the detector kept apart onto one object: in a display of tiles laid side by side
     that happened in 4 of 8 frames (a tile boxed twice, 33-34 tiles), and a die boxed twice
-    refused 2 of 40 whole displays of the house look (seeds 880005 and 880008: "4 dice")."""
+    refused 2 of 40 whole displays of the house look (seeds 880005 and 880008: "4 dice").
+    A tile box lying `COVERED` or more inside surer tile boxes is dropped too: tiles on
+    display do not overlap, and a box across two neighbours' ends overlaps each by a quarter
+    only (884018: a 33rd tile)."""
     from vision.detector import OVERLAP, one_box_per_die
 
     dice = np.array([label == "die" for label in found.labels], bool)
     kept: list[int] = []
     for i in np.argsort(-found.confidence, kind="stable"):
-        if dice[i] or all(
-            dice[j] or polygon_iou(found.corners[i], found.corners[j]) <= OVERLAP for j in kept
+        tiles = [j for j in kept if not dice[j]]
+        if dice[i] or (
+            all(polygon_iou(found.corners[i], found.corners[j]) <= OVERLAP for j in tiles)
+            and covered(found.corners[i], found.corners[tiles]) < COVERED
         ):
             kept.append(int(i))
     strongest_first = np.asarray(kept, np.int64)
     return found[np.sort(one_box_per_die(found.corners, strongest_first, dice))]
+
+
+def covered(box: NDArray[np.float64], others: NDArray[np.float64]) -> float:
+    """The share of `box` (4 corners) that lies inside `others` (N x 4 x 2), which are taken
+    not to overlap one another (a display's tiles)."""
+    hull = cv2.convexHull(box.astype(np.float32))
+    area = cv2.contourArea(hull)
+    inside = sum(cv2.intersectConvexConvex(hull, cv2.convexHull(o.astype(np.float32)))[0]
+                 for o in others)  # fmt: skip
+    return float(inside / area) if area > 0 else 0.0
 
 
 def sized_alike(found: Detections) -> Detections:
