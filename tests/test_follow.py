@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -163,6 +164,29 @@ def test_a_bank_hand_holding_a_face_twice_is_a_foreign_tile_not_a_crash() -> Non
     assert len(records) == 1
 
 
+def _foreign_alerts_with_one_tile_changed(
+    change: Callable[[Detections, str, bool], Detections], every_frame: bool
+) -> tuple[list[Alert], set[int], str]:
+    """The clean MBS round followed with box 2's first tile's detections changed by `change`
+    (given each frame's detections, that tile's face, and whether to change it in this frame:
+    every frame, or only the first it is seen in); its foreign-tile alerts, the boxes holding
+    that face, and the face."""
+    image = next(frames(ROUNDS / "mbs-clean" / "round.mp4", 10))[2]
+    known = truth("mbs-clean")
+    table = calibrate(image, table_id="t1", rules=known["rules"], banker=known["banker"])
+    odd = known["hands"]["2"]["tiles"][0]
+    first_seen: list[float] = []
+
+    def changed(t: float, seen: Detections) -> Detections:
+        if odd in seen.labels and not first_seen:
+            first_seen.append(t)
+        return change(seen, odd, every_frame or bool(first_seen and t == first_seen[0]))
+
+    alerts, _ = follow("mbs-clean", table, change=changed)
+    holding = {int(p) for p, hand in known["hands"].items() if odd in hand["tiles"]}
+    return [a for a in alerts if a.kind == "foreign-tile"], holding, odd
+
+
 @pytest.mark.parametrize(
     ("far", "every_frame", "sure", "raised"),
     [
@@ -187,23 +211,13 @@ def test_a_tile_unlike_the_enrolled_set_is_a_foreign_tile(
     (`Detections.set_distance`); a hand's tile that lies `LOOK_FAR` or further over its frames
     (the median) is another set's tile, though its face is one the set holds; so is one the
     reader could not read surely enough to count in the hand."""
-    image = next(frames(ROUNDS / "mbs-clean" / "round.mp4", 10))[2]
-    known = truth("mbs-clean")
-    table = calibrate(image, table_id="t1", rules=known["rules"], banker=known["banker"])
-    odd = known["hands"]["2"]["tiles"][0]
-    first_seen: list[float] = []
 
-    def judged(t: float, seen: Detections) -> Detections:
-        if odd in seen.labels and not first_seen:
-            first_seen.append(t)
-        unlike = every_frame or (first_seen and t == first_seen[0])
-        distance = np.array([far if label == odd and unlike else 0.1 for label in seen.labels])
+    def judged(seen: Detections, odd: str, now: bool) -> Detections:
+        distance = np.array([far if label == odd and now else 0.1 for label in seen.labels])
         scores = np.where([label == odd for label in seen.labels], sure, seen.label_scores)
         return seen.with_labels(seen.labels, scores, set_distance=distance)
 
-    alerts, _ = follow("mbs-clean", table, change=judged)
-    foreign = [a for a in alerts if a.kind == "foreign-tile"]
-    holding = {int(p) for p, hand in known["hands"].items() if odd in hand["tiles"]}
+    foreign, holding, _ = _foreign_alerts_with_one_tile_changed(judged, every_frame)
     assert {a.position for a in foreign} == (holding if raised else set())
     assert all(raised in a.observed and "enrolled set" in a.summary for a in foreign)
 
@@ -231,25 +245,16 @@ def test_a_tile_of_another_size_is_a_foreign_tile(
     longer or shorter than the hands' other tiles over its frames is another set's tile, though
     its face is one the set holds and no enrolment is made; a box cut short in one frame (a
     hand passing over the tile) is not."""
-    image = next(frames(ROUNDS / "mbs-clean" / "round.mp4", 10))[2]
-    known = truth("mbs-clean")
-    table = calibrate(image, table_id="t1", rules=known["rules"], banker=known["banker"])
-    odd = known["hands"]["2"]["tiles"][0]
-    first_seen: list[float] = []
 
-    def measured(t: float, seen: Detections) -> Detections:
-        if odd in seen.labels and not first_seen:
-            first_seen.append(t)
-        if not (every_frame or (first_seen and t == first_seen[0])):
+    def measured(seen: Detections, odd: str, now: bool) -> Detections:
+        if not now:
             return seen
         rows = [i for i, label in enumerate(seen.labels) if label == odd]
         corners = seen.corners.copy()
         corners[rows] = _stretched(corners[rows], factor)
         return Detections(corners, seen.confidence, seen.labels, seen.label_confidence)
 
-    alerts, _ = follow("mbs-clean", table, change=measured)
-    foreign = [a for a in alerts if a.kind == "foreign-tile"]
-    holding = {int(p) for p, hand in known["hands"].items() if odd in hand["tiles"]}
+    foreign, holding, odd = _foreign_alerts_with_one_tile_changed(measured, every_frame)
     assert {a.position for a in foreign} == (holding if raised else set())
     assert all(f"a {odd} " in a.observed and "mm" in a.summary for a in foreign)
 
