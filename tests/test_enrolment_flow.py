@@ -92,14 +92,16 @@ def _at_round_table(seed: int, rules: str, foreign: str) -> np.ndarray:
         lambda: _at_round_table(974011, "act-2005", "classic"),  # the 11th
         lambda: render_display(880019, "house", "rows")[1].image,
         lambda: render_display(884018, "house", "rows")[1].image,
+        lambda: render_display(886012, "house", "rows")[1].image,
     ],
-    ids=["cloth-as-back", "word-as-die", "cut-edge-as-back", "across-two-as-tile"],
+    ids=["cloth-as-back", "word-as-die", "cut-edge-as-back", "across-two-as-tile", "big-dice"],
 )
 def test_a_box_on_the_bare_cloth_does_not_refuse_a_whole_display(models, display) -> None:  # type: ignore[no-untyped-def]
     """Displays where the detector boxed the bare cloth beside the tiles as a face-down tile
     twice a tile's width (974005), the cloth's printed word as a fourth die (974011), and, in
     its second, closer look, the strip of cloth between the look's cut and a row's first tile
-    as a face-down tile (880019), and a box across two tiles' ends as a 33rd tile (884018):
+    as a face-down tile (880019), a box across two tiles' ends as a 33rd tile (884018), and
+    two boxes on the cloth 1.8-1.9 times a die's side as a fourth and fifth die (886012):
     boxes sized as no tile or die of the display, on the cut, or inside surer tiles' boxes are
     left out, and the set is accepted whole."""
     enrolment = enrol(display(), *models)

@@ -79,10 +79,11 @@ TILE_LONG, TILE_SHORT, DIE_SIDE = (0.6, 1.5), (0.8, 1.25), (0.6, 1.5)
 these shares of the median tile box's; a die box only where its longer side lies within
 `DIE_SIDE` of the median die box's (`sized_alike`). Makers' tiles differ in length by up to a
 sixth (60-70 mm) and in width by a tenth, so another set's tile stays in, to be refused for
-what it is. The boxes the detector put on the bare cloth beside a house display (face down,
-1.34-1.71 times a tile's width: seeds 974005, 974008, 974029, 976002) and on the cloth's
-printed word (dice 1.85 and 2.3 times a die's side: 974011, 974039) are no tile or die, and
-each refused a whole set."""
+what it is. Over 480 house displays (seeds 880000-886019, the second look's cut already left
+out) it dropped die boxes 1.8-1.9 times a die's side on the bare cloth, each a fourth or fifth
+die that refused a whole set (882019, 886012); a light foreign tile boxed as a die (1.6-2.0
+times), which refuses its display as a tile short rather than as a fourth die; and, in one
+scattered display already refused, 18 boxes on tiles' halves."""
 LOOKS = ((0.0, 0.0), (0.24, 0.0), (-0.24, 0.0), (0.0, 0.15), (0.0, -0.15))
 """Offsets (x, y in the image, in tile widths) of the crops each display tile's embedding is
 averaged over: about the spread of the detector's boxes (`vision.crops`). On 24 displays of
