@@ -37,8 +37,7 @@ class HandSettings:
     width_far: float = 0.075
     """The same for the width: a box's width is measured less surely in proportion (its two
     long edges lie 24-27 mm apart): those 1104 tiles lay up to 4.7% off (1.2 mm), the widest
-    gap a `1-1`'s, whose large pip the box keeps clear of. A classic tile as long as the set's
-    measured 8.1% narrower (974021)."""
+    gaps `1-1`s'. A classic tile as long as the set's measured 8.1% narrower (974021)."""
 
 
 HANDS = HandSettings()
