@@ -410,9 +410,9 @@ def follow_round(
     row["set size"] = [round(size.length, 1), round(size.width, 1)]
     if studio.foreign:  # how far the slipped-in tile looked, frame by frame, once judged
         row["foreign distance"] = _spread(distances)
-        aspect = studio.foreign[victim].tiles.aspect
-        row["foreign size"] = [round(min(size.length, size.width * (aspect or 9)), 1),
-                               round(size.width, 1)]  # fmt: skip
+        aspect = studio.foreign[victim].tiles.aspect  # as `dress` cuts it: never longer
+        length = size.length if aspect is None else min(size.length, size.width * aspect)
+        row["foreign size"] = [round(length, 1), round(size.width, 1)]
     if followed is not None:
         row["measured"] = _measured(followed)
     alerts = [r.record for r in raised if isinstance(r.record, Alert)]
