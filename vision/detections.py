@@ -148,6 +148,14 @@ class Detections:
         return rows
 
 
+def box_sides(corners: NDArray[np.float64]) -> NDArray[np.float64]:
+    """N x 2: each box's (N x 4 x 2 corners) longer and shorter side, the mean of its two
+    opposite sides, in the corners' units."""
+    sides = np.linalg.norm(corners - np.roll(corners, -1, axis=1), axis=2)
+    one, other = (sides[:, 0] + sides[:, 2]) / 2, (sides[:, 1] + sides[:, 3]) / 2
+    return np.stack([np.maximum(one, other), np.minimum(one, other)], axis=1)
+
+
 def polygon_iou(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
     """How much two oriented boxes (4 corners each) overlap: intersection over union."""
     pa, pb = a.astype(np.float32), b.astype(np.float32)

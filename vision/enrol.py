@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 from rules import FACES, FULL_SET, Tile, check_set
 from vision.annotate import draw, place_tags
 from vision.crops import CROP, cut
-from vision.detections import Detections, polygon_iou
+from vision.detections import Detections, box_sides, polygon_iou
 
 if TYPE_CHECKING:
     from vision.detector import Detector, Reader
@@ -279,8 +279,7 @@ def sized_alike(found: Detections) -> Detections:
     """Only the boxes sized as a tile or a die of this display (`TILE_LONG`, `TILE_SHORT`,
     `DIE_SIDE`): a set's tiles are cut alike and a table's dice are one size, and with 8 tiles
     or 3 dice there are enough of each to tell their size by the median."""
-    sides = np.linalg.norm(found.corners - np.roll(found.corners, -1, axis=1), axis=2)
-    long, short = sides[:, :2].max(1), sides[:, :2].min(1)
+    long, short = box_sides(found.corners).T
     dice = np.array([label == "die" for label in found.labels], bool)
     tiles = ~dice
     keep = np.ones(len(found), bool)

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rules import CUTS, find_ruleset
-from vision.detections import Detections
+from vision.detections import Detections, box_sides
 from vision.layout import TableLayout
 
 Point = tuple[float, float]
@@ -270,10 +270,7 @@ class Locate:
         in view."""
         if not len(detections):
             return np.zeros((0, 2))
-        corners = self.table.to_table(detections.corners.reshape(-1, 2)).reshape(-1, 4, 2)
-        sides = np.linalg.norm(corners - np.roll(corners, -1, axis=1), axis=2)
-        one, other = (sides[:, 0] + sides[:, 2]) / 2, (sides[:, 1] + sides[:, 3]) / 2
-        return np.stack([np.maximum(one, other), np.minimum(one, other)], axis=1)
+        return box_sides(self.table.to_table(detections.corners.reshape(-1, 2)).reshape(-1, 4, 2))
 
     def zones_of(self, points: NDArray[np.float64]) -> tuple[str, ...]:
         """Each point's zone ("" for none), the first zone in order that holds it: every point

@@ -340,16 +340,16 @@ class HandsPhase(FollowerBase):
             return
         length, width = np.median(np.asarray(round_.tile_sizes), axis=0)
 
-        def off(slot: Slot) -> float:
-            """How far off the set the slot measures, in its bars (1 at the bar)."""
-            tile_length, tile_width = slot.size
-            return max(abs(tile_length / length - 1) / HANDS.length_far,
-                       abs(tile_width / width - 1) / HANDS.width_far)  # fmt: skip
+        def off(size: tuple[float, float]) -> float:
+            """How far off the set a tile of `size` measures, in its bars (1 at the bar)."""
+            return max(abs(size[0] / length - 1) / HANDS.length_far,
+                       abs(size[1] / width - 1) / HANDS.width_far)  # fmt: skip
 
-        slot = max(measured, key=off)
-        if off(slot) < 1:
+        gap, (tile_length, tile_width), slot = max(
+            ((off(s.size), s.size, s) for s in measured), key=lambda scored: scored[0]
+        )
+        if gap < 1:
             return
-        tile_length, tile_width = slot.size
         self._alert(
             out,
             K.FOREIGN_TILE,
@@ -358,7 +358,7 @@ class HandsPhase(FollowerBase):
             f"a {slot.label} {tile_length:.0f} x {tile_width:.0f} mm",
             since,
             t,
-            float(min(1.0, off(slot) / 2)),
+            float(min(1.0, gap / 2)),
             zone,
             summary=f"{_box(position).capitalize()} holds a {slot.label} of {tile_length:.1f} x "
             f"{tile_width:.1f} mm where the table's other tiles measure {length:.1f} x "
