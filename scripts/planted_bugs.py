@@ -354,6 +354,13 @@ BUGS = (
         "",
         ("tests/test_follow.py", "-k", "another_size"),
     ),
+    Bug(
+        "reuse-judges-each-copy-by-its-own-centre",
+        "vision/reuse.py",
+        "    taken = inside | ~(same & ~replaced).any(axis=1)\n",
+        "    taken = inside\n",
+        ("tests/test_reuse.py", "-k", "edge"),
+    ),
 )
 
 

@@ -11,7 +11,18 @@ import pytest
 from numpy.typing import NDArray
 
 from vision.detections import Detections
-from vision.reuse import BLOCK, DOUBT, MARGIN, MOST, REFRESH, Region, Reuse, changed_regions
+from vision.reuse import (
+    BLOCK,
+    DOUBT,
+    EDGE,
+    MARGIN,
+    MOST,
+    REFRESH,
+    Region,
+    Reuse,
+    _exchange,
+    changed_regions,
+)
 
 WIDTH, HEIGHT = 1920, 1080
 PIXELS = WIDTH // 480 * BLOCK  # a block's side in frame pixels: 32
@@ -88,19 +99,22 @@ def boxes_at(
 
 class Models:
     """Fake models that see a white patch wherever the frame has one, unsure of those left of
-    `unsure_left_of`: each look is recorded."""
+    `unsure_left_of`, each look placing its boxes `jitter` px further right than the look
+    before (a box's centre moves a little from look to look): each look is recorded."""
 
-    def __init__(self, unsure_left_of: float = 0.0, label: str = "6-6") -> None:
+    def __init__(self, unsure_left_of: float = 0.0, label: str = "6-6", jitter: float = 0.0):
         self.looks: list[Region | None] = []
         self.unsure_left_of = unsure_left_of
         self.label = label
+        self.jitter = jitter
 
     def __call__(self, image: NDArray[np.uint8], region: Region | None) -> Detections:
         self.looks.append(region)
         white = (image[:, :, 0] == 255).astype(np.uint8)
         count, _, _, centres = cv2.connectedComponentsWithStats(white)
-        found = boxes_at([tuple(c) for c in centres[1:count]], self.label, self.unsure_left_of)
-        return found if region is None else found[region.holds(found.corners.mean(1))]
+        moved = centres[1:count] + np.array([self.jitter * (len(self.looks) - 1), 0.0])
+        found = boxes_at([tuple(c) for c in moved], self.label, self.unsure_left_of)
+        return found if region is None else found[region.reaches(found.corners.mean(1))]
 
 
 def test_still_frames_are_not_looked_at_again_and_changes_are() -> None:
@@ -162,6 +176,67 @@ def test_the_whole_frame_is_looked_at_again(step, why: str) -> None:  # type: ig
     assert reuse.looked == 1.0
 
 
+INSIDE = Region((0, 0, 400, 400), (64, 64, 336, 336))
+"""A look's crop and inside; it reaches `EDGE` of the 64-px margin beyond the inside."""
+
+
+@pytest.mark.parametrize(
+    ("kept", "looked", "taken", "replaced"),
+    [
+        ([(335.5, 200)], [(336.5, 200)], [True], [True]),  # kept just inside, seen just out
+        ([(336.5, 200)], [(335.5, 200)], [True], [True]),  # kept just out, seen just inside
+        ([(340.0, 200)], [(340.5, 200)], [False], [False]),  # beyond the inside both times
+        ([], [(340.0, 200)], [True], []),  # beyond the inside, not kept: found again
+        ([(200.0, 200)], [], [], [True]),  # inside, gone
+        ([(345.0, 200)], [(323.0, 200)], [True], [False]),  # the tile beside it, inside
+        ([(345.0, 200)], [], [], [False]),  # beyond the inside, unseen by the look: kept
+    ],
+    ids=[
+        "kept-in-seen-out",
+        "kept-out-seen-in",
+        "beyond-both",
+        "beyond-lost-before",
+        "inside-gone",
+        "neighbour",
+        "beyond-unseen",
+    ],
+)
+def test_an_object_on_the_inside_edge_is_kept_once(
+    kept: list[tuple[float, float]],
+    looked: list[tuple[float, float]],
+    taken: list[bool],
+    replaced: list[bool],
+) -> None:
+    """Whichever side of the edge each copy's centre lies, one copy stays: judged by each
+    copy's own centre, a stack on the edge was dropped as kept inside and not taken as seen
+    outside (round 1040038, a false wrong-cut-order)."""
+    assert INSIDE.reaches(np.array([[336 + EDGE * 64 - 1, 200.0]])).all()
+    centres = np.array(kept, float).reshape(-1, 2)
+    got_taken, got_replaced = _exchange(centres, boxes_at(looked), INSIDE)
+    assert got_taken.tolist() == taken
+    assert got_replaced.tolist() == replaced
+
+
+@pytest.mark.parametrize(
+    ("left", "jitter"), [(-11, 1.0), (-10, -1.0)], ids=["kept-in-seen-out", "kept-out-seen-in"]
+)
+def test_a_tile_on_a_look_s_edge_stays_found_once(left: int, jitter: float) -> None:
+    """Through `Reuse`: a tile that did not change, centred half a pixel from the right edge of
+    a look at a change beside it, its box a pixel to one side at the look: one copy of it,
+    in the frame of the look and after."""
+    change = touched(table(), 300, 700)
+    region = changed_regions(grey(table()), grey(change), WIDTH, HEIGHT)[0]
+    edge = region.inside[2]
+    before = touched(table(), edge + left, 700)  # centred at edge -0.5 (kept inside) or +0.5
+    after = touched(before, 300, 700)
+    reuse = Reuse(Models(jitter=jitter))
+    copies = []
+    for t, image in ((0.0, before), (0.1, after), (0.2, after)):
+        centres = reuse.detections(t, image).corners.mean(1)
+        copies.append(int(np.sum(np.abs(centres[:, 0] - edge) < 2)))
+    assert copies == [1, 1, 1]
+
+
 def test_detections_join_only_with_the_same_columns() -> None:
     a, b = boxes_at([(100, 100)]), boxes_at([(200, 200), (300, 300)], "4-5")
     joined = Detections.concat([a, Detections.empty(), b])
@@ -198,11 +273,12 @@ def test_a_look_at_a_part_finds_what_the_whole_frame_finds_there() -> None:
     centres = whole.corners.mean(1)
     x, y = np.median(centres, axis=0).astype(int) // 32 * 32 + 7
     region = Region((x - 400, y - 300, x + 400, y + 300), (x - 300, y - 200, x + 300, y + 200))
-    part = models.analyse(image, region)
+    looked = models.analyse(image, region)
+    assert region.reaches(looked.corners.mean(1)).all()
+    part = looked[region.holds(looked.corners.mean(1))]
     inside = whole[region.holds(centres)]
     sure = inside[inside.label_confidence >= 0.9]
     assert len(sure) >= 10, "the part should hold several objects"
-    assert region.holds(part.corners.mean(1)).all()
     assert len(part) == len(inside)
     apart = np.linalg.norm(sure.corners.mean(1)[:, None] - part.corners.mean(1)[None], axis=2)
     nearest = apart.argmin(axis=1)

@@ -184,8 +184,8 @@ class Detector:
         self.zoom = zoom
 
     def detect(self, image: NDArray[np.uint8], region: Region | None = None) -> Detections:
-        """The objects in the frame, or only those centred inside `region`, looked for in its
-        crop at the scale the whole frame is seen at (`vision.reuse`)."""
+        """The objects in the frame, or only those `region` reaches (`Region.reaches`), looked
+        for in its crop at the scale the whole frame is seen at (`vision.reuse`)."""
         return self.resolve(image, self.scan(image, region), region)
 
     def scan(self, image: NDArray[np.uint8], region: Region | None = None) -> Candidates:
@@ -211,7 +211,7 @@ class Detector:
         if self.zoom:
             dice = kinds == self.die
             h, w = image.shape[:2]
-            wanted = dice & region.holds(corners.mean(1)) if region else dice
+            wanted = dice & region.reaches(corners.mean(1)) if region else dice
             windows = zoom_windows(corners[wanted].mean(1), conf[wanted], w, h)
             close = self._look_closer(image, windows)
             centres = corners.mean(1)
@@ -224,7 +224,7 @@ class Detector:
             keep = one_box_per_die(corners, np.argsort(-conf), kinds == self.die)
         keep = np.arange(len(kinds))[keep]
         if region is not None:
-            keep = keep[region.holds(corners[keep].mean(1))]
+            keep = keep[region.reaches(corners[keep].mean(1))]
         labels = tuple(self.names[int(k)] for k in kinds[keep])
         found = Detections(corners[keep].reshape(-1, 4, 2), conf[keep], labels)
         return self.refiner.refine(image, found) if self.refiner else found

@@ -11,10 +11,12 @@ without 8-bit dot products the whole-frame analysis takes about 146 ms at 1080p,
 A part counts as changed where, on a 480-px-wide grey copy of the frame, any pixel of its
 block differs by more than `CHANGED` grey levels from the frame that part was last analysed
 in (not the frame before: a slow drift adds up and is caught). Detections are taken from a
-look at a changed part for the objects centred in it and `MARGIN` around it, and the look
-covers at least another `MARGIN` (rounded out to the detector's stride grid,
+look at a changed part for the objects centred in it and `MARGIN` around it (its `inside`),
+and the look covers at least another `MARGIN` (rounded out to the detector's stride grid,
 `vision.detector.part_blob`), so an object it takes is wholly in view and an object it leaves
-to the kept detections lies wholly outside the change.
+to the kept detections lies wholly outside the change. An object on the inside's edge is one
+object whichever copy is judged: the look also gives the objects centred a little beyond it
+(`EDGE`), and each is matched with its kept copy (`_exchange`).
 
 A tile the detector was unsure of (under `DOUBT`) is never kept: its blocks count as
 changed, so the models look there again on each frame's own pixels. On whole frames sensor
@@ -32,7 +34,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.detections import Detections
+from vision.detections import Detections, box_sides
 
 SIDE = 480
 """Frames are compared at this width, grey: a 1080p frame's 4 x 4 pixels averaged into one,
@@ -57,6 +59,12 @@ boxes, from the detector's closer look, read 0.55-0.73 at their middle half howe
 they lie, so all would be looked at on every frame (round 777001 replayed at 1.2x real time
 instead of 2.1x); their reading pools a window of frames, and kept they were read as on whole
 frames over the 231 rounds of `docs/accuracy.md`."""
+EDGE = 0.5
+"""The share of the margin between a look's inside and its crop beyond the inside within which
+the look also gives the objects centred there (32 px at 1080p), to be matched with their kept
+copies: a box's centre moves a pixel or two from one look to the next, and the detector places
+its box before the refiner moves it. Within it an object still lies wholly in the look (a
+tile's half-length is about 27 px at 1080p)."""
 REFRESH = 5.0
 """Seconds after which the whole frame is analysed again regardless: what a change too faint
 to count (a slow light change under `CHANGED` everywhere) could have hidden is bounded by it."""
@@ -71,14 +79,31 @@ class Region:
     inside: tuple[int, int, int, int]
 
     def holds(self, centres: NDArray[np.float64]) -> NDArray[np.bool_]:
-        x0, y0, x1, y1 = self.inside
-        x, y = centres[:, 0], centres[:, 1]
-        return (x >= x0) & (x < x1) & (y >= y0) & (y < y1)  # type: ignore[no-any-return]
+        return _within(centres, self.inside)
+
+    def reaches(self, centres: NDArray[np.float64]) -> NDArray[np.bool_]:
+        """Centred inside or within `EDGE` of it: what the look gives."""
+        (x0, y0, x1, y1), (c0, d0, c1, d1) = self.inside, self.crop
+        grown = (
+            x0 - EDGE * (x0 - c0),
+            y0 - EDGE * (y0 - d0),
+            x1 + EDGE * (c1 - x1),
+            y1 + EDGE * (d1 - y1),
+        )
+        return _within(centres, grown)
+
+
+def _within(
+    centres: NDArray[np.float64], box: tuple[float, float, float, float]
+) -> NDArray[np.bool_]:
+    x0, y0, x1, y1 = box
+    x, y = centres[:, 0], centres[:, 1]
+    return (x >= x0) & (x < x1) & (y >= y0) & (y < y1)  # type: ignore[no-any-return]
 
 
 Analyse = Callable[[NDArray[np.uint8], Region | None], Detections]
 """The models on a frame: the whole of it (None), or one region, giving only the detections
-centred inside it."""
+it reaches (`Region.reaches`)."""
 
 
 class Reuse:
@@ -117,8 +142,10 @@ class Reuse:
         parts = []
         sx, sy = grey.shape[1] / image.shape[1], grey.shape[0] / image.shape[0]
         for region in regions:
-            stale |= region.holds(centres)
-            parts.append(self.analyse(image, region))
+            look = self.analyse(image, region)
+            taken, replaced = _exchange(centres, look, region)
+            stale |= replaced
+            parts.append(look[taken])
             x0, y0, x1, y1 = region.inside
             rows, cols = (
                 slice(round(y0 * sy), round(y1 * sy)),
@@ -133,6 +160,26 @@ class Reuse:
         self.reference, self.whole_at, self.looked, self.regions = grey, t, 1.0, []
         self.shape = image.shape
         return self.kept
+
+
+def _exchange(
+    kept: NDArray[np.float64], look: Detections, region: Region
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """Which of a look's detections are taken, and which kept ones (by their `kept` centres)
+    they replace. One centred inside the look is taken; one beyond it, within its reach, unless
+    a kept copy centred outside the inside stands for it (the same object: centres within half
+    the looked box's shorter side). A kept one centred inside, or the copy of one taken, is
+    replaced. Judged by each copy's own centre, an object on the inside's edge was lost: its
+    kept copy centred just inside, the look's just outside (round 1040038: a stack gone
+    from the detections for 0.4 s while it stood, then a false `wrong-cut-order`)."""
+    centres = look.corners.mean(axis=1)
+    inside = region.holds(centres)
+    replaced = region.holds(kept)
+    apart = np.linalg.norm(centres[:, None] - kept[None], axis=2)
+    same = apart < box_sides(look.corners)[:, 1:] / 2
+    taken = inside | ~(same & ~replaced).any(axis=1)
+    replaced |= (same & taken[:, None]).any(axis=0)
+    return taken, replaced  # type: ignore[return-value]
 
 
 def _grey(image: NDArray[np.uint8]) -> NDArray[np.int16]:

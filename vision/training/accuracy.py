@@ -331,8 +331,10 @@ def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
 def _models_digest(reuse: bool) -> str:
     """The models, the sizes of the crops cut for them (`vision/crops.py`, `vision/refine.py`),
     the columns detections hold and the onnxruntime that runs them, and with `reuse` what counts
-    as a change worth looking at again and how a part is cut for a look (`vision/reuse.py`,
-    `vision.detector.part_blob`): a change to any makes other detections."""
+    as a change worth looking at again, how a part is cut for a look and which of its objects
+    are taken (`vision/reuse.py`, `vision.detector.part_blob`, `Detector.resolve`): a change to
+    any makes other detections. (Read from the source files as they are when a round is
+    cached: a run started before an edit to them caches under the edited code's name.)"""
     digest = hashlib.sha256()
     digest.update(repr([f.name for f in dataclasses.fields(Detections)]).encode())
     digest.update(onnxruntime.__version__.encode())
@@ -348,10 +350,11 @@ def _models_digest(reuse: bool) -> str:
     digest.update(repr(geometry).encode())
     if reuse:
         r = reuse_module
-        settings = (r.SIDE, r.BLOCK, r.CHANGED, r.MARGIN, r.MOST, r.REFRESH, r.DOUBT)
+        settings = (r.SIDE, r.BLOCK, r.CHANGED, r.MARGIN, r.MOST, r.REFRESH, r.DOUBT, r.EDGE)
         digest.update(repr(settings).encode())
-        for code in (r.Reuse, r.Region, r.changed_regions, r._merged, r._grey, detector.part_blob):
-            digest.update(inspect.getsource(code).encode())
+        code = (r.Reuse, r.Region, r.changed_regions, r._merged, r._grey, r._exchange, r._within)
+        for part in (*code, detector.part_blob, detector.Detector.resolve):
+            digest.update(inspect.getsource(part).encode())
     return digest.hexdigest()[:12]
 
 
