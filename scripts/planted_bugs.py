@@ -361,6 +361,13 @@ BUGS = (
         "    taken = inside\n",
         ("tests/test_reuse.py", "-k", "edge"),
     ),
+    Bug(
+        "a-stack-gone-early-judged-only-once-its-group-arrived",
+        "vision/follow/delivery.py",
+        "            before = arrivals[last - 2] if arrived else t\n",
+        "            before = arrivals[last - 2] if arrived else -np.inf\n",
+        ("tests/test_follow.py", "-k", "gone_early_is_judged or gone_before_a_permitted"),
+    ),
 )
 
 

@@ -459,29 +459,39 @@ class DeliveryPhase(FollowerBase):
     def _gone_early(self, cut: CutView, arrivals: list[float], t: float) -> list[Breach]:
         """Stacks gone before this cut takes their last tiles: a stack goes as the group before
         its last one lands, so one whose place lay empty (`_note_standing`) from well before
-        that group arrived (`CUT.gone_before`) was dealt sooner than this cut deals it. Only
-        an empty place counts, never a stack merely unseen: a block flying over hides it."""
+        that group arrived (`CUT.gone_before`) was dealt sooner than this cut deals it. Judged
+        as soon as that is certain: while the group is still to come it arrives after now, so
+        a place empty since well before now is enough. (Judged only once the group had
+        arrived, a stack taken with the second group where the cut keeps it for the seventh
+        ruled that cut out four seconds late: round 1030093 from labels.) Only an empty place
+        counts, never a stack merely unseen: a block flying over hides it."""
         round_ = self.round
         assert round_ is not None
         breaches = []
         for stack, last in cut.last_groups.items():
-            if stack not in round_.gone or last < 2 or len(arrivals) < last - 1:
+            if stack not in round_.gone or last < 2:
                 continue
             gone, early = round_.gone[stack]
-            before = arrivals[last - 2]
+            arrived = len(arrivals) >= last - 1
+            before = arrivals[last - 2] if arrived else t
             if gone >= before - early:
                 continue
             position = (round_.first_seen - 1 + last - 2) % 8 + 1  # type: ignore[operator]
             seen = [c for _, c in round_.standing.get(stack, [])]
             # A stack goes while the group before its last flies; one a group early goes while
             # the group before that flies, so it stood until the third group before had landed.
-            one_group = last < 4 or gone >= arrivals[last - 4]
+            one_group = last < 4 or (len(arrivals) >= last - 3 and gone >= arrivals[last - 4])
+            observed = (
+                f"stack {stack + 1} gone {before - gone:.1f} s before"
+                if arrived
+                else f"stack {stack + 1} gone for {t - gone:.1f} s, group {last - 1} still to come"
+            )
             breaches.append(
                 Breach(
                     position,
                     f"stack {stack + 1} standing until group {last - 1} reached position "
                     f"{position} (its last tiles go with group {last})",
-                    f"stack {stack + 1} gone {before - gone:.1f} s before",
+                    observed,
                     gone,
                     t,
                     float(np.mean(seen)) if seen else CUT.standing,
