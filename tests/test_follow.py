@@ -1184,6 +1184,17 @@ def test_accuracy_rounds_can_start_elsewhere_to_check_a_change_on_unseen_rounds(
     ]
 
 
+def test_accuracy_rounds_can_measure_one_kind_alone() -> None:
+    """`--only`: the rounds not clean all carry that kind, every book in turn."""
+    from vision.training.accuracy import plan_rounds
+
+    jobs = plan_rounds(12, 1 / 3, 1000, [Irregularity.WRONG_CUT_ORDER])
+    assert [injected for _, _, injected in jobs] == [None] * 4 + ["wrong-cut-order"] * 8
+    assert Counter(rules for _, rules, injected in jobs if injected) == dict.fromkeys(
+        ("nz-1998", "act-2005", "rws-2018", "mbs-2020"), 2
+    )
+
+
 def test_every_kind_is_measured_at_every_book_that_has_it() -> None:
     """Over the documented 330-round plan each kind meets each book it can happen at, four or
     five times; books drawn by the round's number alone gave each of twelve kinds one book."""

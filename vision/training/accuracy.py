@@ -20,6 +20,7 @@ import pickle
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -408,20 +409,23 @@ def _same_hand(high: list[str], low: list[str], want_high: list[str], want_low: 
 
 
 def plan_rounds(
-    count: int, clean_share: float, first: int = SEED_BASE
+    count: int,
+    clean_share: float,
+    first: int = SEED_BASE,
+    kinds: Sequence[Irregularity] = INJECTABLE,
 ) -> list[tuple[int, str, str | None]]:
-    """Seeds, rule books and injections: a share clean, the rest cycling through every kind,
-    each kind's books taking turns from one cycle to the next. (Books drawn by the round's
-    number alone paired each kind with one book whenever the kinds' count is a multiple of the
-    books'.)"""
+    """Seeds, rule books and injections: a share clean, the rest cycling through the kinds
+    (every kind, or those measured alone), each kind's books taking turns from one cycle to the
+    next. (Books drawn by the round's number alone paired each kind with one book whenever the
+    kinds' count is a multiple of the books'.)"""
     clean = round(count * clean_share)
     jobs = []
     for k in range(count):
         if k < clean:
             jobs.append((first + k, RULES[k % len(RULES)], None))
             continue
-        turn, index = divmod(k - clean, len(INJECTABLE))
-        kind = INJECTABLE[index]
+        turn, index = divmod(k - clean, len(kinds))
+        kind = kinds[index]
         off = kind == Irregularity.OFF_BOX_PLAYED  # only some books have an Off button
         books = [b for b in RULES if not off or find_ruleset(b).off_clause is not None]
         jobs.append((first + k, books[(index + turn) % len(books)], kind.value))
@@ -726,6 +730,14 @@ def main(argv: list[str] | None = None) -> int:
         help="with --context: follow only the planned rounds that have a box out of play (an "
         '"Off" button, NZ 12.10, MBS 5.6.1) and print what each raised (no report)',
     )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=[kind.value for kind in INJECTABLE],
+        metavar="KIND",
+        help="inject only these kinds in the rounds that are not clean (a check's recall and "
+        "latency over more of its rounds)",
+    )
     parser.add_argument("--resolution", default="1280x720")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out", default="docs/accuracy.md")
@@ -737,7 +749,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     width, height = (int(v) for v in args.resolution.split("x"))
-    planned = plan_rounds(args.rounds, args.clean_share, args.first_seed)
+    kinds = [Irregularity(kind) for kind in args.only] if args.only else INJECTABLE
+    planned = plan_rounds(args.rounds, args.clean_share, args.first_seed, kinds)
     if args.seeds:
         unknown = sorted(set(args.seeds) - {seed for seed, _, _ in planned})
         if unknown:
