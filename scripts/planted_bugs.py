@@ -368,6 +368,13 @@ BUGS = (
         "            before = arrivals[last - 2] if arrived else -np.inf\n",
         ("tests/test_follow.py", "-k", "gone_early_is_judged or gone_before_a_permitted"),
     ),
+    Bug(
+        "a-tile-against-a-plaque-measured",
+        "vision/follow/hands.py",
+        "sizes[_touching(seen.corners, self.plaques)] = np.nan",
+        "sizes[np.zeros(len(sizes), bool)] = np.nan",
+        ("tests/test_follow.py", "-k", "another_size"),
+    ),
 )
 
 

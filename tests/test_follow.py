@@ -35,6 +35,7 @@ from vision.follow.hands import _one_per_place
 from vision.follow.judge import CutView, SetHand
 from vision.follow.records import Alert, RoundRecord
 from vision.follow.view import View
+from vision.labels import PLUS_4
 from vision.layout import TableLayout
 from vision.replay import LabelSource, ModelSource, ReplayError, frames, replay
 from vision.synth.round import Studio
@@ -237,17 +238,24 @@ def _stretched(corners: np.ndarray, factor: float) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    ("factor", "every_frame", "raised"),
-    [(0.86, True, True), (1.12, True, True), (0.97, True, False), (0.86, False, False)],
-    ids=["shorter", "longer", "within-the-set", "short-in-one-frame"],
+    ("factor", "every_frame", "plaque", "raised"),
+    [
+        (0.86, True, False, True),
+        (1.12, True, False, True),
+        (0.97, True, False, False),
+        (0.86, False, False, False),
+        (0.86, True, True, False),
+    ],
+    ids=["shorter", "longer", "within-the-set", "short-in-one-frame", "against-a-plaque"],
 )
 def test_a_tile_of_another_size_is_a_foreign_tile(
-    factor: float, every_frame: bool, raised: bool
+    factor: float, every_frame: bool, plaque: bool, raised: bool
 ) -> None:
     """Makers cut their tiles 60-70 mm long: a hand's tile that measures `HANDS.length_far`
     longer or shorter than the hands' other tiles over its frames is another set's tile, though
     its face is one the set holds and no enrolment is made; a box cut short in one frame (a
-    hand passing over the tile) is not."""
+    hand passing over the tile) is not, nor one lying against a marker's plaque, which cuts its
+    box short (round 1050064: a tile half over an Off button)."""
 
     def measured(seen: Detections, odd: str, now: bool) -> Detections:
         if not now:
@@ -255,7 +263,14 @@ def test_a_tile_of_another_size_is_a_foreign_tile(
         rows = [i for i, label in enumerate(seen.labels) if label == odd]
         corners = seen.corners.copy()
         corners[rows] = _stretched(corners[rows], factor)
-        return Detections(corners, seen.confidence, seen.labels, seen.label_confidence)
+        labels, sure = seen.labels, seen.label_confidence
+        for row in rows if plaque else []:  # a +4 button over its end (after delivery: inert)
+            side = float(np.linalg.norm(corners[row, 1] - corners[row, 0]))
+            square = corners[row, 0] + np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * side
+            corners = np.concatenate([corners, square[None]])
+            labels, sure = (*labels, PLUS_4), np.append(sure, 1.0) if len(sure) else sure
+        confidence = np.append(seen.confidence, [0.9] * (len(labels) - len(seen)))
+        return Detections(corners, confidence, labels, sure)
 
     foreign, holding, odd = _foreign_alerts_with_one_tile_changed(measured, every_frame)
     assert {a.position for a in foreign} == (holding if raised else set())

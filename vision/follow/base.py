@@ -225,6 +225,8 @@ class FollowerBase:
     progress, as seen before its delivery began; else None."""
     round: Round | None
     image: NDArray[np.uint8] | None
+    plaques: NDArray[np.float64]
+    """The markers' boxes (N x 4 x 2, image pixels) at the last look that found any."""
     stacks_before: deque[list[NDArray[np.float64]]]
     faces: list[FaceTrack]
     carried: list[Track]

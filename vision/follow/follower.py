@@ -91,6 +91,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         self.round: Round | None = None
         self.rounds = 0
         self.image: NDArray[np.uint8] | None = None
+        self.plaques = np.zeros((0, 4, 2))
         self.stacks_before: deque[list[NDArray[np.float64]]] = deque(maxlen=CUT.still_frames - 1)
         self.faces: list[FaceTrack] = []
         self.start = Streak(ROUND.steady)
@@ -198,6 +199,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         self.image = image
         markers = np.array([label in MARKERS for label in detections.labels], bool)
         if markers.any():
+            self.plaques = detections.corners[markers]
             self._watch_markers(t, self.locate.locate(detections[markers]))
             detections = detections[~markers]
         seen = self.locate.locate(detections)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+import cv2
 import numpy as np
 from numpy.typing import NDArray
 
@@ -109,7 +110,8 @@ class HandWatch:
                 self.slots.append(slot)
             slot.votes[label] += score
             slot.seen += 1
-            slot.sizes.append((float(size[0]), float(size[1])))
+            if not np.isnan(size[0]):  # measured: clear of every plaque
+                slot.sizes.append((float(size[0]), float(size[1])))
             if distance is not None:
                 slot.set_distances.append(distance)
             slot.xy = 0.8 * slot.xy + 0.2 * point
@@ -142,8 +144,10 @@ class HandsPhase(FollowerBase):
             z for z, label in zip(seen.zones, seen.labels, strict=True) if label == "back"
         )
         sizes = self.locate.sizes(seen)
+        sizes[_touching(seen.corners, self.plaques)] = np.nan  # a plaque cuts its box short
         in_hands = [i for i, (z, label) in enumerate(zip(seen.zones, seen.labels, strict=True))
-                    if z in HAND_ZONES and (label == "back" or is_face(label))]  # fmt: skip
+                    if z in HAND_ZONES and (label == "back" or is_face(label))
+                    and not np.isnan(sizes[i, 0])]  # fmt: skip
         round_.tile_sizes.extend(map(tuple, sizes[in_hands].tolist()))
         for zone in HAND_ZONES:
             faces = [
@@ -332,7 +336,8 @@ class HandsPhase(FollowerBase):
     ) -> None:
         """A tile measuring `HANDS.length_far` longer or shorter, or `HANDS.width_far` wider
         or narrower, than the tiles in the hands (their median: the set's own): another maker's
-        tile, even one whose face and look pass. No enrolment is needed."""
+        tile, even one whose face and look pass. No enrolment is needed. A tile is measured
+        only in the frames it lies clear of every marker's plaque (`_touching`)."""
         round_ = self.round
         assert round_ is not None
         measured = [s for s in watch.slots if len(s.sizes) >= ROUND.steady]
@@ -427,3 +432,16 @@ def _one_per_place(
         if all(np.linalg.norm(xy[i] - xy[j]) >= FACES.same_place for j in kept):
             kept.append(i)
     return sorted(kept)
+
+
+def _touching(boxes: NDArray[np.float64], plaques: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Which boxes (N x 4 x 2) overlap a marker's plaque: a tile set down against or half over
+    an Off button is boxed short of the plaque, so its size is no tile's. A played hand's tile
+    half over its box's Off button measured 11% narrower than the set's and raised a false
+    `foreign-tile` (round 1050064 from pixels)."""
+    touching = np.zeros(len(boxes), bool)
+    for plaque in plaques.astype(np.float32):
+        hull = cv2.convexHull(plaque)
+        for i, box in enumerate(boxes.astype(np.float32)):
+            touching[i] |= cv2.intersectConvexConvex(cv2.convexHull(box), hull)[0] > 0
+    return touching
