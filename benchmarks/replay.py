@@ -5,8 +5,9 @@ frame changed (the default) and on every frame whole (`--whole-frames`), back to
 
 Renders the round to MP4 as `paigow synth round` does, calibrates it from its first frame, and
 replays it at 10 analysed frames a second, decoding included, each way in turn. Reports the
-wall clock, how many times real time that is, the alerts (the round is clean), and how much of
-each frame the models looked at: a replay is only as fast as the table is still.
+wall clock, how many times real time that is, the alerts (the round is clean), how much of
+each frame the models looked at (a replay is only as fast as the table is still) and how many
+boxes they refined and read a frame.
 """
 
 from __future__ import annotations
@@ -28,21 +29,30 @@ sys.path.insert(0, str(ROOT))
 from vision.detections import Detections  # noqa: E402
 from vision.detector import Candidates  # noqa: E402
 from vision.replay import ModelSource, replay  # noqa: E402
+from vision.reuse import Region  # noqa: E402
 from vision.table import TableConfig  # noqa: E402
 
 
 class Watched(ModelSource):
-    """The shipped models, noting the share of each frame they looked at."""
+    """The shipped models, noting the share of each frame they looked at and how many boxes
+    they refined and read."""
 
     def __init__(self, reuse: bool) -> None:
         super().__init__(reuse=reuse)
         self.looked: list[float] = []
+        self.boxes = 0
+
+    def analyse(self, image: NDArray[np.uint8], region: Region | None = None) -> Detections:
+        found = super().analyse(image, region)
+        self.boxes += len(found) if self.reuse else 0
+        return found
 
     def detections(
         self, index: int, t: float, image: NDArray[np.uint8], scanned: Candidates | None = None
     ) -> Detections:
         found = super().detections(index, t, image, scanned)
         self.looked.append(self.reuse.looked if self.reuse else 1.0)
+        self.boxes += 0 if self.reuse else len(found)  # with reuse, counted look by look
         return found
 
 
@@ -78,7 +88,8 @@ def main() -> int:
                   f"{summary.alerts} alert(s); frames looked at whole {np.mean(looked == 1):.0%}, "
                   f"in part {np.mean((looked > 0) & (looked < 1)):.0%}, not at all "
                   f"{np.mean(looked == 0):.0%}; mean share looked at "
-                  f"{looked.mean():.2f}")  # fmt: skip
+                  f"{looked.mean():.2f}; boxes refined and read a frame "
+                  f"{source.boxes / max(len(looked), 1):.1f}")  # fmt: skip
     return 0
 
 
