@@ -498,7 +498,7 @@ refiner stage).
 
 These are whole frames. By default the edge box and `paigow replay` run the
 models only around what changed since they last looked there and around the tiles they were
-unsure of (`vision/reuse.py`, `docs/rounds.md`): a 1080p replay 3.9 times faster here, with
+unsure of (`vision/reuse.py`, `docs/rounds.md`): a 1080p replay 1.8 times faster here (2026-11-28), with
 one false alert and one missed swap more than whole frames over 231 rounds
 (`docs/benchmarks.md`, `docs/accuracy.md`); `analysis.reuse: false` or
 `paigow replay --whole-frames` analyse every frame whole.
