@@ -43,8 +43,8 @@ class Watched(ModelSource):
         self.boxes = 0
 
     def analyse(self, image: NDArray[np.uint8], region: Region | None = None) -> Detections:
-        found = super().analyse(image, region)
-        self.boxes += len(found) if self.reuse else 0
+        found = super().analyse(image, region)  # only looks with reuse: whole frames scan apart
+        self.boxes += len(found)
         return found
 
     def detections(
@@ -52,7 +52,8 @@ class Watched(ModelSource):
     ) -> Detections:
         found = super().detections(index, t, image, scanned)
         self.looked.append(self.reuse.looked if self.reuse else 1.0)
-        self.boxes += 0 if self.reuse else len(found)  # with reuse, counted look by look
+        if not self.reuse:
+            self.boxes += len(found)
         return found
 
 

@@ -371,8 +371,8 @@ BUGS = (
     Bug(
         "a-tile-against-a-plaque-measured",
         "vision/follow/hands.py",
-        "sizes[_touching(seen.corners, self.plaques)] = np.nan",
-        "sizes[np.zeros(len(sizes), bool)] = np.nan",
+        "against = [i for i in in_hands if _against_a_plaque(seen.corners[i], self.plaques)]",
+        "against: list[int] = []",
         ("tests/test_follow.py", "-k", "another_size"),
     ),
 )

@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-import cv2
 import numpy as np
 from numpy.typing import NDArray
 
 from rules import Bank, InvalidHandError, house_sets_bank
-from vision.detections import Detections
+from vision.detections import Detections, polygon_iou
 from vision.enrol import LOOK_FAR
 from vision.follow.base import HAND_ZONES, ROUND, FollowerBase, K, Raised, Streak
 from vision.follow.exposure import FACES
@@ -144,11 +143,11 @@ class HandsPhase(FollowerBase):
             z for z, label in zip(seen.zones, seen.labels, strict=True) if label == "back"
         )
         sizes = self.locate.sizes(seen)
-        sizes[_touching(seen.corners, self.plaques)] = np.nan  # a plaque cuts its box short
         in_hands = [i for i, (z, label) in enumerate(zip(seen.zones, seen.labels, strict=True))
-                    if z in HAND_ZONES and (label == "back" or is_face(label))
-                    and not np.isnan(sizes[i, 0])]  # fmt: skip
-        round_.tile_sizes.extend(map(tuple, sizes[in_hands].tolist()))
+                    if z in HAND_ZONES and (label == "back" or is_face(label))]  # fmt: skip
+        against = [i for i in in_hands if _against_a_plaque(seen.corners[i], self.plaques)]
+        sizes[against] = np.nan  # a plaque cuts its box short: not measured
+        round_.tile_sizes.extend(tuple(sizes[i]) for i in in_hands if i not in against)
         for zone in HAND_ZONES:
             faces = [
                 i
@@ -337,7 +336,7 @@ class HandsPhase(FollowerBase):
         """A tile measuring `HANDS.length_far` longer or shorter, or `HANDS.width_far` wider
         or narrower, than the tiles in the hands (their median: the set's own): another maker's
         tile, even one whose face and look pass. No enrolment is needed. A tile is measured
-        only in the frames it lies clear of every marker's plaque (`_touching`)."""
+        only in the frames it lies clear of every marker's plaque (`_against_a_plaque`)."""
         round_ = self.round
         assert round_ is not None
         measured = [s for s in watch.slots if len(s.sizes) >= ROUND.steady]
@@ -434,14 +433,9 @@ def _one_per_place(
     return sorted(kept)
 
 
-def _touching(boxes: NDArray[np.float64], plaques: NDArray[np.float64]) -> NDArray[np.bool_]:
-    """Which boxes (N x 4 x 2) overlap a marker's plaque: a tile set down against or half over
-    an Off button is boxed short of the plaque, so its size is no tile's. A played hand's tile
-    half over its box's Off button measured 11% narrower than the set's and raised a false
+def _against_a_plaque(box: NDArray[np.float64], plaques: NDArray[np.float64]) -> bool:
+    """Whether a box (4 corners) overlaps a marker's plaque: a tile set down against or half
+    over an Off button is boxed short of the plaque, so its size is no tile's. A played hand's
+    tile half over its box's Off button measured 11% narrower than the set's and raised a false
     `foreign-tile` (round 1050064 from pixels)."""
-    touching = np.zeros(len(boxes), bool)
-    for plaque in plaques.astype(np.float32):
-        hull = cv2.convexHull(plaque)
-        for i, box in enumerate(boxes.astype(np.float32)):
-            touching[i] |= cv2.intersectConvexConvex(cv2.convexHull(box), hull)[0] > 0
-    return touching
+    return any(polygon_iou(box, plaque) > 0 for plaque in plaques)
