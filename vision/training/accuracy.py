@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import hashlib
 import inspect
 import json
@@ -172,12 +171,12 @@ def evidence_time(studio: Studio, kind: str) -> float:
 
 
 def run_round(
-    args: tuple[int, str, str | None, str, tuple[int, int], str | None, bool],
+    args: tuple[int, str, str | None, str, tuple[int, int], tuple[str, str] | None, bool],
 ) -> Outcome:
     """Follow one simulated round. With context (the last of `args`), the round draws who banks
     and its cut as its rule book says, and the follower is told only the table's configuration
     (the simulated table's `cuts` list); without, it is told the round's cut."""
-    seed, rules, injected, source, resolution, cache, context = args
+    seed, rules, injected, source, resolution, cached, context = args
     started = time.perf_counter()
     studio = Studio.of(seed, rules, [injected] if injected else [], resolution, context=context)
     truth = ground_truth(studio.plan)
@@ -186,7 +185,7 @@ def run_round(
     if injected and injected not in {i["kind"] for i in truth["irregularities"]}:  # type: ignore[attr-defined]
         injected, declined = None, planned
     key += "-context" if context else ""
-    seen = _seen(studio, rules, source, Path(cache) / key if cache else None)
+    seen = _seen(studio, rules, source, Path(cached[0]) / f"{key}-{cached[1]}" if cached else None)
     if isinstance(seen.table, str):
         return Outcome(seed, rules, injected, [], {}, 0, 0, False, 0.0, 0, seen.table)
     if context:
@@ -283,14 +282,12 @@ class Seen:
 
 
 def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
-    """Calibrate and detect a round's frames; with `cache`, they are kept on disk per round
-    and source (and the digests of the models and of the simulator), so that a change to the
-    round logic alone is measured over hundreds of rounds from pixels in minutes instead of an
-    hour."""
+    """Calibrate and detect a round's frames; with `cache` (a round's key and `_cache_stamp`),
+    they are kept on disk, so that a change to the round logic alone is measured over hundreds
+    of rounds from pixels in minutes instead of an hour."""
     path = None
     if cache is not None:
-        made_by = _models_digest(source == REUSE) if source != "labels" else source
-        path = cache.with_name(f"{cache.name}-{made_by}-{_simulator_digest()}.pkl")
+        path = cache.with_name(cache.name + ".pkl")
         if path.is_file():  # plain fields: `Seen` is `__main__.Seen` under `python3 -m`
             return Seen(*pickle.loads(path.read_bytes()))
     table: TableConfig | str = "no frame"
@@ -328,14 +325,20 @@ def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
     return seen
 
 
-@functools.cache
+def _cache_stamp(source: str) -> str:
+    """What made a round's detections: the source (the digests of the models and, looking again,
+    of the code that chooses where) and the simulator's digest. Taken once, when a run starts,
+    so that an edit made while it runs cannot name rounds it did not make."""
+    made_by = _models_digest(source == REUSE) if source != "labels" else source
+    return f"{made_by}-{_simulator_digest()}"
+
+
 def _models_digest(reuse: bool) -> str:
     """The models, the sizes of the crops cut for them (`vision/crops.py`, `vision/refine.py`),
     the columns detections hold and the onnxruntime that runs them, and with `reuse` what counts
     as a change worth looking at again, how a part is cut for a look and which of its objects
     are taken (`vision/reuse.py`, `vision.detector.part_blob`, `Detector.resolve`): a change to
-    any makes other detections. (Read from the source files as they are when a round is
-    cached: a run started before an edit to them caches under the edited code's name.)"""
+    any makes other detections."""
     digest = hashlib.sha256()
     digest.update(repr([f.name for f in dataclasses.fields(Detections)]).encode())
     digest.update(onnxruntime.__version__.encode())
@@ -371,7 +374,6 @@ def _models_named() -> str:
 SIMULATOR = Path(__file__).parents[1] / "synth"
 
 
-@functools.cache
 def _simulator_digest() -> str:
     """The simulator's code and the OpenCV that draws for it: a change to either renders other
     frames (OpenCV 5 draws a few pixels in a thousand otherwise than 4.14)."""
@@ -761,7 +763,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.context:
             parser.error("--with-off needs --context: only a drawn context has a box out of play")
         planned = [job for job in planned if _has_off_box(*job)]
-    jobs = [(*job, args.source, (width, height), args.cache, args.context) for job in planned]
+    cached = (args.cache, _cache_stamp(args.source)) if args.cache else None
+    jobs = [(*job, args.source, (width, height), cached, args.context) for job in planned]
     started = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
         outcomes = list(each(pool.map(run_round, jobs), len(jobs), "rounds", "round"))
