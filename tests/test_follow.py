@@ -821,6 +821,22 @@ def test_a_block_is_lifted_elsewhere_when_most_sightings_agree_on_another_stack(
     assert [origin for _, _, origin in _lifted_elsewhere(homes, COLUMNS, stacks)] == origins
 
 
+@pytest.mark.parametrize(
+    ("away_sure", "right_sure", "origins"),
+    [
+        (0.9, 0.9, [6, 6, 6, 6]),  # four of seven, as sure as the three: most of the weight
+        (0.55, 0.85, []),  # 1090039 from pixels: four unsure of seven, 0.47 of the weight
+    ],
+    ids=["as sure", "less sure"],
+)
+def test_sightings_weigh_as_much_as_the_detector_is_sure_of_them(
+    away_sure: float, right_sure: float, origins: list[int]
+) -> None:
+    away = [(0.1 * k, away_sure, [Line(160.0 + k)]) for k in range(4)]
+    right = [(0.5 + 0.1 * k, right_sure, [Line(54.0 + k)]) for k in range(3)]
+    assert [origin for _, _, origin in _lifted_elsewhere(away + right, COLUMNS, {2})] == origins
+
+
 def _flight(stack: int, ahead: float, spot: tuple[float, float]) -> list:  # type: ignore[type-arg]
     """Three sightings of a block lifted from `stack` standing `ahead` mm in front of the row
     (y 210) and flown straight to `spot`, traced back to the row."""
@@ -1136,10 +1152,10 @@ def test_a_cached_round_is_followed_as_the_rendered_one(
 ) -> None:
     """The accuracy run's cache keeps what the follower saw, so a rerun from it raises the same
     without rendering a frame."""
-    job = (12, "rws-2018", "foreign-tile", "labels", (1280, 720), str(tmp_path), False)
+    stamp = accuracy._cache_stamp("labels")
+    job = (12, "rws-2018", "foreign-tile", "labels", (1280, 720), (str(tmp_path), stamp), False)
     rendered = run_round(job)
-    simulator = accuracy._simulator_digest()
-    named = f"12-rws-2018-foreign-tile-1280x720-labels-{simulator}.pkl"
+    named = f"12-rws-2018-foreign-tile-1280x720-labels-{accuracy._simulator_digest()}.pkl"
     assert [p.name for p in tmp_path.iterdir()] == [named]
 
     def no_rendering(*_: object) -> None:
@@ -1151,6 +1167,7 @@ def test_a_cached_round_is_followed_as_the_rendered_one(
     assert cached.raised == rendered.raised == ["foreign-tile"]
     assert (cached.latency, cached.hands_exact) == (rendered.latency, rendered.hands_exact)
     monkeypatch.setattr(accuracy, "_simulator_digest", lambda: "changed")  # renders anew
+    job = (*job[:5], (str(tmp_path), accuracy._cache_stamp("labels")), False)
     assert run_round(job).raised == ["foreign-tile"] and len(list(tmp_path.iterdir())) == 2
 
 
