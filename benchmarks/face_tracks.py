@@ -27,7 +27,14 @@ from tqdm import tqdm  # noqa: E402
 
 from vision.follow import Phase, RoundFollower  # noqa: E402
 from vision.synth.round import FPS, Studio  # noqa: E402
-from vision.training.accuracy import EXPOSED, REUSE, SEED_BASE, _seen, plan_rounds  # noqa: E402
+from vision.training.accuracy import (  # noqa: E402
+    EXPOSED,
+    REUSE,
+    SEED_BASE,
+    _cache_stamp,
+    _seen,
+    plan_rounds,
+)
 
 BARS = (0.0, 0.8, 0.9, 0.95, 0.99)
 WATCHED = (Phase.SHUFFLE, Phase.DICE, Phase.DELIVERY)
@@ -35,12 +42,12 @@ WATCHED = (Phase.SHUFFLE, Phase.DICE, Phase.DELIVERY)
 Track = tuple[int, str | None, float, str, float]  # seed, injected, time, face, how sure
 
 
-def tracks(job: tuple[int, str, str | None, str]) -> list[Track]:
+def tracks(job: tuple[int, str, str | None, str, str]) -> list[Track]:
     """Each face followed for two frames or more, seen now, before the setting: the first frame
     it was so, by track."""
-    seed, rules, injected, cache = job
+    seed, rules, injected, cache, stamp = job
     studio = Studio.of(seed, rules, [injected] if injected else [], (1920, 1080))
-    key = f"{seed}-{rules}-{injected or 'clean'}-1920x1080"
+    key = f"{seed}-{rules}-{injected or 'clean'}-1920x1080-{stamp}"
     seen = _seen(studio, rules, REUSE, Path(cache) / key)
     if isinstance(seen.table, str):
         return []
@@ -66,7 +73,9 @@ def main() -> int:
     if args.rounds < 1:
         print("error: --rounds must be 1 or more", file=sys.stderr)
         return 2
-    jobs = [(*job, str(args.cache)) for job in plan_rounds(args.rounds, 1 / 3, args.first_seed)]
+    stamp = _cache_stamp(REUSE)
+    planned = plan_rounds(args.rounds, 1 / 3, args.first_seed)
+    jobs = [(*job, str(args.cache), stamp) for job in planned]
     rows: list[Track] = []
     with Pool(2) as pool:
         for found in tqdm(pool.imap_unordered(tracks, jobs), total=len(jobs), unit="round"):
