@@ -552,7 +552,7 @@ def test_a_face_half_read_in_a_hand_lying_face_up_still_counts(
 ) -> None:  # type: ignore[no-untyped-def]
     """The reader is less sure of a tile at a hand's edge; in a hand lying face up such a face
     still counts, so the hand keeps its four tiles and the set its 32 (a face read at 0.4 does
-    not: the hand is three tiles and one is missing)."""
+    not: the hand is three tiles and one is missing, at that box, where a reviewer looks)."""
     name, table = fixture_round
     known = truth(name)
     weak = known["hands"]["2"]["tiles"][0]
@@ -564,6 +564,10 @@ def test_a_face_half_read_in_a_hand_lying_face_up_still_counts(
     clean, records = follow(name, table)
     alerts, weak_records = follow(name, table, change=half_read)
     assert {a.kind for a in alerts} - {a.kind for a in clean} == raised
+    short = [int(p) for p, hand in known["hands"].items() if weak in hand["tiles"]]
+    missing = [a for a in alerts if a.kind == "missing-tile"]
+    assert [a.position for a in missing] == [short[0] if len(short) == 1 else None] * len(raised)
+    assert all(f"Box {p}'s hand showed 3 tiles" in a.summary for a in missing for p in short)
     if not raised:
         assert same_hands(weak_records[0], known) == same_hands(records[0], known) == []
 

@@ -381,7 +381,7 @@ class DeliveryPhase(FollowerBase):
         round_ = self.round
         assert round_ is not None
         held, round_.held = [replace(b, t=t) for b in round_.held.values()], {}
-        if held and (K.MISSING_TILE.value, None) not in round_.raised:
+        if held and not any(kind == K.MISSING_TILE.value for kind, _ in round_.raised):
             assert round_.reference is not None
             self._cut_alerts(round_.reference, held, out)
 

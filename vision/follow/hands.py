@@ -380,25 +380,38 @@ class HandsPhase(FollowerBase):
         total = sum(round_.faces_seen.values())
         in_play = 32 - self._set_aside()
         report = self.judge.integrity(list(round_.faces_seen.elements()), whole_set=True)
+        short = sum(4 - n for n in round_.short_hands.values())
         if total < in_play:
             missing = ", ".join(f"{tile} x{n}" for tile, n in report.missing)
             if in_play < 32:
                 missing += f" (of them {32 - in_play} set aside from the box out of play)"
+            where: int | None = None
+            zone, summary = "stack", ""
+            if round_.short_hands and short == in_play - total:
+                # The hands short by the tiles missing: they were missing there, or lay there
+                # unread (from pixels, ivory and cream tiles among a house set's were read as
+                # no face: docs/enrolment.md), so the evidence and the reviewer go there.
+                boxes = {self._position(z): n for z, n in sorted(round_.short_hands.items())}
+                summary = " " + "; ".join(f"{_box(p).capitalize()}'s hand showed {n} tiles"
+                                          for p, n in boxes.items())  # fmt: skip
+                summary += ": look there for a tile missing, or one not read (another set's?)."
+                if len(boxes) == 1:
+                    (zone,) = round_.short_hands
+                    (where,) = boxes
             self._alert(
                 out,
                 K.MISSING_TILE,
-                None,
+                where,
                 f"{in_play} tiles",
                 f"{total} tiles; missing {missing}",
                 t,
                 t,
                 min(w.agreement for w in round_.watches.values() if w.final is not None),
-                "stack",
+                zone,
                 summary=f"Only {total} of the {in_play} tiles were seen this round; "
-                f"missing {missing}.",
-                whole_frame=True,
+                f"missing {missing}.{summary}",
+                whole_frame=where is None,
             )
-        short = sum(4 - n for n in round_.short_hands.values())
         if short > in_play - total:
             for zone, size in round_.short_hands.items():
                 self._alert(
