@@ -78,8 +78,9 @@ def _alert(position: int, observed: str) -> dict[str, object]:
 
 def test_the_rounds_count_a_catch_at_the_foreign_tiles_box_and_say_by_what() -> None:
     """A foreign tile counts as caught only by an alert at its own box; one caught by its
-    size (evidence in mm) is counted apart from one caught by its look; a clean round with any
-    foreign-tile alert is a false one; a refused display follows no round."""
+    size (evidence in mm) is counted apart from one caught by its look, and one flagged at its
+    box only by another kind apart from the rest; a clean round with any foreign-tile alert is
+    a false one; a refused display follows no round."""
     rows = [
         {"enrolled": True, "foreign": "navy", "position": 3,
          "foreign alerts": [_alert(3, "a 2-4 0.92 from the set's look")], "other alerts": []},
@@ -88,18 +89,21 @@ def test_the_rounds_count_a_catch_at_the_foreign_tiles_box_and_say_by_what() -> 
         {"enrolled": True, "foreign": "ivory", "position": 2,
          "foreign alerts": [_alert(6, "a 1-1 58 x 26 mm")],
          "other alerts": [{"kind": "missing-tile"}]},
+        {"enrolled": True, "foreign": "cream", "position": 4, "foreign alerts": [],
+         "other alerts": [{"kind": "missing-tile", "position": 4}]},
         {"enrolled": True, "foreign alerts": [_alert(1, "a 3-3 70 x 26 mm")], "other alerts": []},
         {"enrolled": True, "foreign alerts": [], "other alerts": []},
         {"enrolled": False},
     ]  # fmt: skip
     summary = _rounds_summary(rows)  # type: ignore[arg-type]
     assert summary == {
-        "rounds": 6,
+        "rounds": 7,
         "enrolment refused": 1,
-        "foreign rounds": 3,
+        "foreign rounds": 4,
         "foreign caught at its box": 2,
         "of them by its size": 1,
-        "foreign rounds raising only another kind": 1,
+        "foreign rounds raising only another kind": 2,
+        "of them at its box": 1,
         "clean rounds": 2,
         "clean rounds with a foreign-tile alert": 1,
     }

@@ -496,7 +496,9 @@ def _calibrated(studio: Studio, rules: str) -> TableConfig | None:
 
 def _rounds_summary(rows: list[dict[str, object]]) -> dict[str, object]:
     """Foreign rounds flagged at the foreign tile's box (by its look or by its size, the first
-    check to raise at a box being the one its alert names), clean rounds flagged anywhere."""
+    check to raise at a box being the one its alert names), those flagged there only by another
+    kind (`missing-tile` names the box of a hand short by the tiles missing: a tile the models
+    do not box), clean rounds flagged anywhere."""
     followed = [r for r in rows if r["enrolled"]]
     foreign = [r for r in followed if "foreign" in r]
     clean = [r for r in followed if "foreign" not in r]
@@ -516,6 +518,11 @@ def _rounds_summary(rows: list[dict[str, object]]) -> dict[str, object]:
         ),  # type: ignore[attr-defined]
         "foreign rounds raising only another kind": sum(
             bool(r["other alerts"]) for r in foreign if r not in caught
+        ),
+        "of them at its box": sum(
+            any(a.get("position") == r["position"] for a in r["other alerts"])  # type: ignore[attr-defined]
+            for r in foreign
+            if r not in caught
         ),
         "clean rounds": len(clean),
         "clean rounds with a foreign-tile alert": sum(bool(r["foreign alerts"]) for r in clean),
