@@ -376,6 +376,20 @@ BUGS = (
         ("tests/test_follow.py", "-k", "weigh_as_much"),
     ),
     Bug(
+        "a-short-hands-box-never-looked-at",
+        "vision/follow/hands.py",
+        "        if self.image is None or not searching or not round_.tile_sizes:\n",
+        "        if True:\n",
+        ("tests/test_follow.py", "-k", "no_model_boxed"),
+    ),
+    Bug(
+        "an-object-of-any-shape-taken-for-a-tile",
+        "vision/follow/unboxed.py",
+        "            and fill >= UNBOXED.fill\n",
+        "            and fill >= 0.0\n",
+        ("tests/test_unboxed.py",),
+    ),
+    Bug(
         "a-tile-against-a-plaque-measured",
         "vision/follow/hands.py",
         "against = [i for i in in_hands if _against_a_plaque(seen.corners[i], self.plaques)]",

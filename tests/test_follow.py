@@ -544,6 +544,39 @@ def test_a_guessed_face_is_followed_once_guessed_again_in_place_or_read(
     assert [(f.label, f.frames, f.guessed) for f in got] == followed
 
 
+@pytest.mark.parametrize("fixture_round", ["mbs-clean"], indirect=True)
+def test_a_tile_no_model_boxed_beside_a_short_hand_is_flagged_as_another_sets(
+    fixture_round,
+) -> None:  # type: ignore[no-untyped-def]
+    """A tile that no model boxes (from pixels, another maker's light-bodied tile among a house
+    set's was boxed in no frame) leaves its hand short. Given the frames, as the edge box is,
+    the follower looks there and flags the object of a tile's size as a foreign tile at that
+    box; without them only the count says a tile is missing (there too). (Only the MBS round:
+    the NZ round's black tile on its dark blue cloth lies 45 from the cloth's colour, too near
+    its spread to stand out (`UNBOXED.cloth_far`); the detector boxes the dark tiles it knows.)"""
+    name, table = fixture_round
+    known = truth(name)
+    box = next(int(p) for p, hand in known["hands"].items() if "2-4" in hand["tiles"])
+    source = LabelSource(ROUNDS / name / "frames.json.gz")
+    images = {round(t, 1): image for _, t, image, _ in frames(ROUNDS / name / "round.mp4", 10)}
+
+    def raised_with(shown: bool) -> set[tuple[str, int | None]]:
+        follower = RoundFollower(table, run="test", cut=known["cut"],
+                                 cut_options=known["cut_options"])  # fmt: skip
+        raised = []
+        for t in sorted(source.frames):
+            seen = source.detections(0, t, None)  # type: ignore[arg-type]
+            unboxed = seen[np.array([label != "2-4" for label in seen.labels], bool)]
+            raised += follower.follow(t, unboxed, images.get(round(t, 1)) if shown else None)
+        raised += follower.finish(max(source.frames))
+        return {(r.record.kind, r.record.position) for r in raised if isinstance(r.record, Alert)}
+
+    shown, counted = raised_with(True), raised_with(False)
+    assert ("foreign-tile", box) in shown and ("missing-tile", box) in shown
+    assert ("missing-tile", box) in counted
+    assert not any(kind == "foreign-tile" for kind, _ in counted)
+
+
 @pytest.mark.parametrize(
     ("score", "raised"), [(0.95, set()), (0.6, set()), (0.4, {"missing-tile"})]
 )

@@ -104,8 +104,8 @@ def test_the_rounds_count_a_catch_at_the_foreign_tiles_box_and_say_by_what() -> 
         "of them by its size": 1,
         "foreign rounds raising only another kind": 2,
         "of them at its box": 1,
-        "clean rounds": 2,
-        "clean rounds with a foreign-tile alert": 1,
+        "rounds without a foreign tile": 2,
+        "of them with a foreign-tile alert": 1,
     }
 
 

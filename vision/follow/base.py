@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from vision.follow.delivery import Breach, Track
     from vision.follow.exposure import FaceTrack
     from vision.follow.hands import HandWatch
+    from vision.follow.unboxed import Search
 
 K = Irregularity
 HAND_ZONES = ("bank", *(f"p{p}" for p in range(1, 9)))
@@ -191,6 +192,8 @@ class Round:
     """Length and width (mm) of every tile box in the hands, face up or down, frame by frame
     since the exposure began: what this table's own set measures (`HandsPhase._judge_size`)."""
     short_hands: dict[str, int] = field(default_factory=dict)
+    searches: dict[str, Search] = field(default_factory=dict)
+    """Zone -> the search for an object no model boxed beside its short hand (`unboxed`)."""
     closed_checks: bool = False
 
     @property

@@ -15,6 +15,7 @@ from vision.enrol import LOOK_FAR
 from vision.follow.base import HAND_ZONES, ROUND, FollowerBase, K, Raised, Streak
 from vision.follow.exposure import FACES
 from vision.follow.judge import SetHand, is_face
+from vision.follow.unboxed import UNBOXED, Search, unboxed
 
 
 @dataclass(frozen=True)
@@ -186,11 +187,56 @@ class HandsPhase(FollowerBase):
                 watch.final = watch.settle(len(rows))
                 watch.final_t = watch.steady.since
                 self._judge_hand(zone, watch, t, out)
+        self._search_short_hands(seen, t, out)
         finals = [z for z, w in round_.watches.items() if w.final is not None]
         if len(set(finals) - {self._off_zone()}) == 8 - bool(self.off_box) and (
             not round_.closed_checks
         ):  # every hand in play is exposed (a box out of play's is set aside)
             self._judge_set(t, out)
+
+    def _search_short_hands(self, seen: Detections, t: float, out: list[Raised]) -> None:
+        """Beside a hand that settled short, an object of a tile's size that no model boxed,
+        lying in one place `ROUND.steady` frames running: a tile the box cannot read, most
+        likely another set's (`vision.follow.unboxed`). Only with the frame's image (the edge
+        box's), and only where a hand is short: every clean hand shows four tiles."""
+        round_ = self.round
+        assert round_ is not None
+        searching = [(zone, search) for zone, search in round_.searches.items()
+                     if t - search.since <= UNBOXED.search_s]  # fmt: skip
+        if self.image is None or not searching or not round_.tile_sizes:
+            return
+        table = self.locate.table
+        corners = np.concatenate([seen.corners.reshape(-1, 4, 2), self.plaques]).reshape(-1, 2)
+        boxes = table.to_table(corners).reshape(-1, 4, 2) if len(corners) else np.zeros((0, 4, 2))
+        length, width = np.median(np.asarray(round_.tile_sizes), axis=0)
+        homography = np.asarray(table.homography, np.float64)
+        for zone, search in searching:
+            zone_mm = self.locate.zones[zone]
+            found = unboxed(self.image, homography, zone_mm, boxes, (length, width))
+            near = [f for f in found if search.xy is not None
+                    and np.linalg.norm(f.xy - search.xy) <= UNBOXED.same_place]  # fmt: skip
+            search.frames = search.frames + 1 if near else int(bool(found))
+            thing = (near or found or [None])[0]
+            search.xy = None if thing is None else thing.xy
+            if thing is None or search.frames != ROUND.steady:
+                continue
+            position, size = self._position(zone), round_.short_hands[zone]
+            self._alert(
+                out,
+                K.FOREIGN_TILE,
+                position,
+                "every tile a tile of the set the box reads",
+                f"{size} tiles read and an object {thing.length:.0f} x {thing.width:.0f} mm "
+                "that no model boxed",
+                search.since,
+                t,
+                thing.fill,
+                zone,
+                summary=f"{_box(position).capitalize()} holds {size} tiles the box can read "
+                f"and, beside them, an object of a tile's size ({thing.length:.0f} x "
+                f"{thing.width:.0f} mm; this set's tiles {length:.0f} x {width:.0f} mm) that it "
+                "cannot: a tile of another set?",
+            )
 
     def _off_zone(self) -> str | None:
         return None if self.off_box is None else f"p{self.off_box}"
@@ -271,6 +317,7 @@ class HandsPhase(FollowerBase):
             )
         elif size < 4:
             round_.short_hands[zone] = size
+            round_.searches[zone] = Search(t)
         bank = None if self.bank is None else Bank(self.bank)
         house_set = (zone == "bank" and house_sets_bank(bank)) or (
             position in self.table.house_way_positions

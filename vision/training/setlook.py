@@ -348,15 +348,18 @@ ROUND_SEED = 970_000
 
 def follow_rounds(
     model: Path, out: Path, rounds: int, first_seed: int = ROUND_SEED,
-    resolution: tuple[int, int] = (1920, 1080),
+    resolution: tuple[int, int] = (1920, 1080), others: str | None = None,
 ) -> dict[str, object]:  # fmt: skip
     """Rounds `follow_round` follows, one after another: every other one has a foreign tile,
-    the families taking turns. Each round's row goes to `out/rounds.json` as it ends."""
+    the families taking turns; the rest are clean, or have the irregularity `others` (a tile
+    missing, a hand short: a short hand with no foreign tile beside it). Each round's row goes
+    to `out/rounds.json` as it ends."""
     out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, object]] = []
     for k in each(range(rounds), rounds, "rounds", "round"):
         foreign = tuple(FAMILIES)[(k // 2) % len(FAMILIES)] if k % 2 else None
-        rows.append(follow_round(model, first_seed + k, k, foreign, resolution))
+        injected = others if foreign is None else None
+        rows.append(follow_round(model, first_seed + k, k, foreign, resolution, injected))
         (out / "rounds.json").write_text(json.dumps(rows, indent=1))
     summary = _rounds_summary(rows)
     (out / "rounds-summary.json").write_text(json.dumps(summary, indent=1))
@@ -365,14 +368,19 @@ def follow_rounds(
 
 
 def follow_round(
-    model: Path, seed: int, k: int, foreign: str | None, resolution: tuple[int, int]
+    model: Path,
+    seed: int,
+    k: int,
+    foreign: str | None,
+    resolution: tuple[int, int],
+    injected: str | None = None,
 ) -> dict[str, object]:
     """Round `seed` (the `k`th of a run: its rule book, each book twice running, so that clean
     and foreign rounds meet every book) in the house look followed from pixels by
     the shipped models, the table's set enrolled first from a display laid at the same table
     (its camera and light); with `foreign`, one tile, of a face the set holds, drawn in a set
-    of that family. Its foreign-tile alerts, its other alerts, where the foreign tile was and
-    how far it looked from the set, frame by frame."""
+    of that family; with `injected`, that irregularity. Its foreign-tile alerts, its other
+    alerts, where the foreign tile was and how far it looked from the set, frame by frame."""
     from vision.enrol import KnownSet, enrol
     from vision.follow import RoundFollower
     from vision.follow.records import Alert
@@ -381,10 +389,10 @@ def follow_round(
     from vision.training.accuracy import RULES
 
     rules = RULES[(k // 2) % len(RULES)]
-    row: dict[str, object] = {"seed": seed, "rules": rules}
+    row: dict[str, object] = {"seed": seed, "rules": rules, "injected": injected}
     source = ModelSource(reuse=True)
     source.reader.looker = SetLook(model)
-    studio, victim, display = round_display(seed, rules, foreign, resolution)
+    studio, victim, display = round_display(seed, rules, foreign, resolution, injected)
     if victim is not None:
         holder = next(p for p, ids in studio.plan.hands.items() if victim in ids)
         row |= {"foreign": foreign, "face": studio.plan.faces[victim], "position": holder}
@@ -402,7 +410,7 @@ def follow_round(
         t = round(index / FPS, 3)
         image, objects, _ = studio.frame(t)
         found = source.detections(index, t, image)
-        raised += follower.follow(t, found, None)
+        raised += follower.follow(t, found, image)  # as the edge box does
         followed = follower.round or followed
         distances += _distance_of(studio.foreign, objects, found)
     raised += follower.finish(round(studio.frame_count / FPS, 3))
@@ -426,15 +434,19 @@ def follow_round(
 
 
 def round_display(
-    seed: int, rules: str, foreign: str | None, resolution: tuple[int, int] = (1920, 1080)
+    seed: int,
+    rules: str,
+    foreign: str | None,
+    resolution: tuple[int, int] = (1920, 1080),
+    injected: str | None = None,
 ) -> tuple[Studio, int | None, NDArray[np.uint8]]:
-    """Round `seed`'s studio, with one tile (its id returned) drawn in a `foreign` family's
-    set, and the opening display of its house-look set, laid at its table (its camera, cloth
-    and light)."""
+    """Round `seed`'s studio (with the irregularity `injected`, if any), with one tile (its id
+    returned) drawn in a `foreign` family's set, and the opening display of its house-look
+    set, laid at its table (its camera, cloth and light)."""
     from vision.synth.appearance import HOUSE, appearance
     from vision.synth.display import display_scene
 
-    studio = Studio.of(seed, rules, [], resolution)
+    studio = Studio.of(seed, rules, [injected] if injected else [], resolution)
     rng = np.random.default_rng([seed, 0xF07])
     victim = None
     if foreign is not None:
@@ -495,13 +507,14 @@ def _calibrated(studio: Studio, rules: str) -> TableConfig | None:
 
 
 def _rounds_summary(rows: list[dict[str, object]]) -> dict[str, object]:
-    """Foreign rounds flagged at the foreign tile's box (by its look or by its size, the first
-    check to raise at a box being the one its alert names), those flagged there only by another
-    kind (`missing-tile` names the box of a hand short by the tiles missing: a tile the models
-    do not box), clean rounds flagged anywhere."""
+    """Foreign rounds flagged at the foreign tile's box (by its look, its size or as an object
+    no model boxed, the first check to raise at a box being the one its alert names), those
+    flagged there only by another kind (`missing-tile` names the box of a hand short by the
+    tiles missing), and the other rounds (clean, or with another irregularity) flagged
+    anywhere: false foreign-tile alerts."""
     followed = [r for r in rows if r["enrolled"]]
     foreign = [r for r in followed if "foreign" in r]
-    clean = [r for r in followed if "foreign" not in r]
+    others = [r for r in followed if "foreign" not in r]
     caught = [r for r in foreign if any(a["position"] == r["position"]
                                         for a in r["foreign alerts"])]  # type: ignore[attr-defined]  # fmt: skip
     return {
@@ -524,8 +537,8 @@ def _rounds_summary(rows: list[dict[str, object]]) -> dict[str, object]:
             for r in foreign
             if r not in caught
         ),
-        "clean rounds": len(clean),
-        "clean rounds with a foreign-tile alert": sum(bool(r["foreign alerts"]) for r in clean),
+        "rounds without a foreign tile": len(others),
+        "of them with a foreign-tile alert": sum(bool(r["foreign alerts"]) for r in others),
     }
 
 
@@ -561,12 +574,17 @@ def main() -> int:
     follow.add_argument("--out", type=Path, default=Path("runs/setlook/rounds"))
     follow.add_argument("--rounds", type=int, default=20)
     follow.add_argument("--first-seed", type=int, default=ROUND_SEED)
+    follow.add_argument(
+        "--others",
+        choices=("missing-tile", "wrong-hand-size"),
+        help="the rounds without a foreign tile have this irregularity (else they are clean)",
+    )
     args = parser.parse_args()
     if args.verb in ("measure", "rounds") and not args.model.is_file():
         print(f"no model {args.model}", file=sys.stderr)
         return 2
     if args.verb == "rounds":
-        follow_rounds(args.model, args.out, args.rounds, args.first_seed)
+        follow_rounds(args.model, args.out, args.rounds, args.first_seed, others=args.others)
     elif args.verb == "render":
         render(args.out, args.sets, args.first_seed, args.workers)
     elif args.verb == "train":
