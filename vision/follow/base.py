@@ -229,7 +229,8 @@ class FollowerBase:
     round: Round | None
     image: NDArray[np.uint8] | None
     plaques: NDArray[np.float64]
-    """The markers' boxes (N x 4 x 2, image pixels) at the last look that found any."""
+    """The markers' boxes (N x 4 x 2, image pixels) at the last looks that found any
+    (`follower.PLAQUE_LOOKS`)."""
     stacks_before: deque[list[NDArray[np.float64]]]
     faces: list[FaceTrack]
     carried: list[Track]
