@@ -104,8 +104,9 @@ def unboxed(
     lab = cv2.cvtColor(above, cv2.COLOR_BGR2LAB).astype(np.float32)
     if not np.any(covered == 0):
         return []
-    cloth = np.median(lab[covered == 0], axis=0)
-    far = (np.linalg.norm(lab - cloth, axis=2) > UNBOXED.cloth_far) & (covered == 0)
+    cloth = np.median(lab[covered == 0][::4], axis=0)  # a quarter of the cloth says its colour
+    off = lab - cloth
+    far = (np.einsum("ijk,ijk->ij", off, off) > UNBOXED.cloth_far**2) & (covered == 0)
     kernel = np.ones((UNBOXED.thin, UNBOXED.thin), np.uint8)
     far = cv2.morphologyEx(far.astype(np.uint8), cv2.MORPH_OPEN, kernel)
     count, labels, stats, _ = cv2.connectedComponentsWithStats(far)
