@@ -206,7 +206,12 @@ class HandsPhase(FollowerBase):
         if self.image is None or not searching or not round_.tile_sizes:
             return
         table = self.locate.table
-        corners = np.concatenate([seen.corners.reshape(-1, 4, 2), self.plaques]).reshape(-1, 2)
+        # A die boxed in a hand is no die (they stay in the dice area): the detector boxes the
+        # red pips of a light tile it does not know as one (986003 from pixels), and such a
+        # box would hide the tile from the search.
+        tiles = np.array([not label.startswith("die-") for label in seen.labels], bool)
+        kept = seen.corners[tiles] if len(seen) else seen.corners
+        corners = np.concatenate([kept.reshape(-1, 4, 2), self.plaques]).reshape(-1, 2)
         boxes = table.to_table(corners).reshape(-1, 4, 2) if len(corners) else np.zeros((0, 4, 2))
         length, width = np.median(np.asarray(round_.tile_sizes), axis=0)
         homography = np.asarray(table.homography, np.float64)

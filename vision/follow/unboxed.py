@@ -41,9 +41,10 @@ class UnboxedSettings:
     """The same for its width: makers' proportions run 2.0-2.6 to one, and the neighbouring box
     grown by `around` cut an ivory tile lying against it from about 27 mm to 22.5 (976001)."""
     fill: float = 0.85
-    """The least share of its rotated bounding rectangle an object must fill: a tile is a solid
-    rectangle (an ivory tile filled 0.99), a chip a disc (0.79), a printed line or a finger's
-    outline far less."""
+    """The least share of its rotated bounding rectangle that an object's outline must fill: a
+    tile is a solid rectangle (ivory tiles filled 0.92-0.99 from pixels), a chip a disc (0.79),
+    a fingertip about as much, a printed line or what a box leaves of a tile it half covers far
+    less. The outline, not the pixels: pips near the cloth's colour would leave holes."""
     same_place: float = 5.0
     """Millimetres within which an object found in the next frame is the same object: a tile
     at rest does not move, a hand does."""
@@ -109,16 +110,12 @@ def unboxed(
     far = (np.einsum("ijk,ijk->ij", off, off) > UNBOXED.cloth_far**2) & (covered == 0)
     kernel = np.ones((UNBOXED.thin, UNBOXED.thin), np.uint8)
     far = cv2.morphologyEx(far.astype(np.uint8), cv2.MORPH_OPEN, kernel)
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(far)
+    outlines, _ = cv2.findContours(far, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     found = []
-    for i in range(1, count):
-        area = int(stats[i, cv2.CC_STAT_AREA])
-        if area < tile[0] * tile[1] * UNBOXED.length[0] * UNBOXED.width[0] * UNBOXED.fill:
-            continue
-        points = np.column_stack(np.nonzero(labels == i))[:, ::-1].astype(np.float32)
-        (x, y), sides, _ = cv2.minAreaRect(points)
+    for outline in outlines:  # its outline, not its pixels: a tile's pips may lie near the cloth's
+        (x, y), sides, _ = cv2.minAreaRect(outline)
         long, short = max(sides) + 1.0, min(sides) + 1.0  # pixel centres: a pixel more
-        fill = area / (long * short)
+        fill = (cv2.contourArea(outline) + cv2.arcLength(outline, True) / 2 + 1) / (long * short)
         if (
             UNBOXED.length[0] <= long / tile[0] <= UNBOXED.length[1]
             and UNBOXED.width[0] <= short / tile[1] <= UNBOXED.width[1]
