@@ -268,9 +268,13 @@ class Locate:
         """N x 2: each box's length and width on the cloth (mm), the mean of its opposite
         sides as the calibration maps them, so that the same tile measures the same anywhere
         in view."""
-        if not len(detections):
-            return np.zeros((0, 2))
-        return box_sides(self.table.to_table(detections.corners.reshape(-1, 2)).reshape(-1, 4, 2))
+        return box_sides(self.on_cloth(detections.corners)) if len(detections) else np.zeros((0, 2))
+
+    def on_cloth(self, corners: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Boxes' corners (N x 4 x 2, image pixels) on the cloth (mm)."""
+        if not len(corners):
+            return np.zeros((0, 4, 2))
+        return self.table.to_table(corners.reshape(-1, 2)).reshape(-1, 4, 2)
 
     def zones_of(self, points: NDArray[np.float64]) -> tuple[str, ...]:
         """Each point's zone ("" for none), the first zone in order that holds it: every point

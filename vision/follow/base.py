@@ -197,6 +197,12 @@ class Round:
     closed_checks: bool = False
 
     @property
+    def tile_size(self) -> tuple[float, float]:
+        """What this table's set measures (mm): the median length and width of `tile_sizes`."""
+        length, width = np.median(np.asarray(self.tile_sizes), axis=0)
+        return float(length), float(width)
+
+    @property
     def columns(self) -> list[float]:
         """The stacks' places along the row (mm)."""
         return [float(p[0]) for p in self.places]

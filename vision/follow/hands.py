@@ -210,10 +210,9 @@ class HandsPhase(FollowerBase):
         # red pips of a light tile it does not know as one (986003 from pixels), and such a
         # box would hide the tile from the search.
         tiles = np.array([not label.startswith("die-") for label in seen.labels], bool)
-        kept = seen.corners[tiles] if len(seen) else seen.corners
-        corners = np.concatenate([kept.reshape(-1, 4, 2), self.plaques]).reshape(-1, 2)
-        boxes = table.to_table(corners).reshape(-1, 4, 2) if len(corners) else np.zeros((0, 4, 2))
-        length, width = np.median(np.asarray(round_.tile_sizes), axis=0)
+        kept = seen.corners.reshape(-1, 4, 2)[tiles]
+        boxes = self.locate.on_cloth(np.concatenate([kept, self.plaques]))
+        length, width = round_.tile_size
         homography = np.asarray(table.homography, np.float64)
         for zone, search in searching:
             zone_mm = self.locate.zones[zone]
@@ -394,7 +393,7 @@ class HandsPhase(FollowerBase):
         measured = [s for s in watch.slots if len(s.sizes) >= ROUND.steady]
         if not measured:  # every slot's sizes are in the round's too
             return
-        length, width = np.median(np.asarray(round_.tile_sizes), axis=0)
+        length, width = round_.tile_size
 
         def off(size: tuple[float, float]) -> float:
             """How far off the set a tile of `size` measures, in its bars (1 at the bar)."""
