@@ -1553,6 +1553,24 @@ def test_a_stack_gone_early_is_judged_as_soon_as_it_is_certain(
         assert ("still to come" in found[0].observed) == (len(arrivals) < last - 1)
 
 
+@pytest.mark.parametrize(
+    ("gone", "breach"),
+    [
+        (8.3, False),  # 0.6 s early: the most the dealt cut's end stacks read early from pixels
+        (7.5, True),  # 1.4 s early: Yat Dong Dong with two groups swapped (900156)
+    ],
+)
+def test_a_stack_at_the_rows_open_end_is_allowed_to_read_gone_a_little_early(
+    gone: float, breach: bool
+) -> None:
+    """At the row's open end a stack's place may read empty a little before the group before
+    its last one lands (`CUT.end_gone_before`); more than that is a stack taken out of turn."""
+    state = SimpleNamespace(gone={0: (gone, CUT.end_gone_before)}, standing={}, first_seen=1)
+    cut = CutView((), {0: 3}, {})
+    found = DeliveryPhase._gone_early(SimpleNamespace(round=state), cut, [8.3, 8.9], 9.0)  # type: ignore[arg-type]
+    assert bool(found) == breach
+
+
 def test_a_stack_a_tile_short_gone_one_group_early_is_explained_by_the_missing_tile() -> None:
     """Round 1010164 (RWS, Dai Pin): the tile missing from the set left its stack one tile
     short, so the stack went with the group before its own, as a swapped block's would. The
