@@ -221,6 +221,46 @@ def test_marker_crops_carry_each_marker_by_its_class_at_the_detectors_scale(
     assert np.allclose(around[0], np.array(CHUNG) * scale, atol=1e-3)
 
 
+def _top_or_bottom_reader(path: Path) -> None:
+    """A classifier that sees which way up its crop is: `chung-banker` as bright as the crop's
+    top half, `chung-co-banker` as its bottom half."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    halves = np.zeros((3, CROP, CROP, 2), np.float32)
+    halves[:, : CROP // 2, :, 0] = halves[:, CROP // 2 :, :, 1] = 1 / (3 * CROP * CROP / 2)
+    graph = helper.make_graph(
+        [helper.make_node("Flatten", ["images"], ["flat"], axis=1),
+         helper.make_node("MatMul", ["flat", "halves"], ["output0"])],
+        "top-or-bottom",
+        [helper.make_tensor_value_info("images", TensorProto.FLOAT, ["n", 3, CROP, CROP])],
+        [helper.make_tensor_value_info("output0", TensorProto.FLOAT, ["n", 2])],
+        [numpy_helper.from_array(halves.reshape(-1, 2), "halves")],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    helper.set_model_props(model, {"names": str({0: CHUNG_BANKER, 1: CHUNG_CO})})
+    onnx.save(model, str(path))
+
+
+def test_a_plaque_reads_the_same_whichever_way_up_it_lies(tmp_path: Path) -> None:
+    """A box says which way a plaque's long side runs, not which way up its word is: the face
+    read must not change when the plaque lies turned half round (1120062: `BANKER` upside down
+    read `co-banker`)."""
+    fake_detector_model(tmp_path / "markers.onnx", [
+        [480, 270, 40, 16, 0.9, 0.0, 0.0, 0.0, 0.0, 0.0],  # a plaque mid-frame
+    ], MARKERS, size=None)  # fmt: skip
+    _top_or_bottom_reader(tmp_path / "faces.onnx")
+    image = np.zeros((1080, 1920, 3), np.uint8)
+    image[500:580, 880:960] = 255  # one end of the plaque bright, as a word's ink is not even
+    markers = MarkerDetector(tmp_path / "markers.onnx", faces=tmp_path / "faces.onnx")
+    found = markers.detect(image)
+    turned = markers.detect(np.ascontiguousarray(image[::-1, ::-1]))
+    assert len(found) == len(turned) == 1
+    assert found.labels == turned.labels
+    assert found.label_confidence == pytest.approx(turned.label_confidence)
+
+
 @pytest.mark.parametrize("square", [False, True])
 def test_a_face_readers_box_turns_any_way_only_on_a_square_button(square: bool) -> None:
     """The detector's box on a square button has no side to be turned by; on the chung it keeps
