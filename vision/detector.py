@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from vision.crops import CROP, REFINED_LEAN_MARGIN, cut
 from vision.detections import Detections
-from vision.labels import MARKERS, NOT_A_MARKER
+from vision.labels import CHUNG_BANKER, CHUNG_CO, MARKERS, NOT_A_MARKER
 from vision.refine import FIRST, REFINE_CROP, View, crop, decode
 from vision.reuse import Region
 
@@ -364,14 +364,6 @@ split with an earlier candidate, then chosen on the valid split (one view 87.7%,
 eight with mirrors 90.0%); the test split gave 88.0% -> 89.2% and the house look 93.1% ->
 93.5%; four cost about 4 ms more than one a frame
 on a 2-core EPYC without VNNI, eight would cost twice that for 0.3 points."""
-MARKER_TURNS = 2
-"""The face reader reads each plaque as it lies and turned half round, and averages the two: a
-plaque's box says which way its long side runs, not which way up its word is. Chosen on
-1120062, whose chung (`BANKER`, upside down in its crop) read `co-banker` in 29 of 54 looks, at
-up to 0.96, until the round took a co-bank; turned as well, 9 of 9 of its looks read right.
-Over 2,398 looks of seeds 1130000-1130299 (0.5-7.5 s, before delivery) one read alone was
-wrong once, with the turn none; confirmed on seeds 1140000-1140299: alone 10 wrong in three
-rounds (five of one round's eight), with the turn none of 2,397."""
 LOOK_MODEL = MODELS / "setlook.onnx"
 """Which set a tile belongs to (`vision.enrol.SetLook`): used once a set with looks is enrolled."""
 JUDGED_FACE_UP = 0.5
@@ -410,6 +402,8 @@ class MarkerDetector:
         self.names = _names(self.session)
         self.faces = cpu_session(faces, threads) if faces is not None and faces.exists() else None
         self.face_names = _names(self.faces) if self.faces else {}
+        chungs = (CHUNG_BANKER, CHUNG_CO)
+        self.chung_columns = [k for k, name in self.face_names.items() if name in chungs]
         for model, names in ((path, self.names), (faces, self.face_names)):
             unknown = set(names.values()) - {*MARKERS, NOT_A_MARKER}
             if unknown:
@@ -427,15 +421,34 @@ class MarkerDetector:
         if self.faces is not None and labels:
             crops = [cut(image, c, die=False) for c in corners]
             blob = cv2.dnn.blobFromImages(crops, 1 / 255, (CROP, CROP), swapRB=True)
-            turns = [np.rot90(blob, 2 * k, axes=(2, 3)) for k in range(MARKER_TURNS)]
-            blob_turns = np.ascontiguousarray(np.concatenate(turns))
-            read = self.faces.run(None, {self.faces.get_inputs()[0].name: blob_turns})[0]
-            read = read.reshape(MARKER_TURNS, len(crops), -1).mean(0)
+            read = self._read_faces(blob)
             labels = [self.face_names[int(k)] for k in read.argmax(1)]
             sure = read.max(1).astype(np.float64)
         kept = np.array([label != NOT_A_MARKER for label in labels], bool)
         labels_kept = tuple(label for label, k in zip(labels, kept, strict=True) if k)
         return Detections(corners[kept].reshape(-1, 4, 2), conf[kept], labels_kept, sure[kept])
+
+    def _read_faces(self, blob: NDArray[np.float32]) -> NDArray[np.float32]:
+        """The face reader's probabilities for each crop. A crop it takes for the chung is read
+        again turned half round and the two reads averaged: the chung's box says which way its
+        long side runs, not which way up its word is. In 1120062 its `BANKER`, upside down in
+        the crop, read `co-banker` in 29 of 54 looks, at up to 0.96, until the round took a
+        co-bank. Over 2,398 looks of seeds 1130000-1130299 one read as it lay was wrong, none
+        with the turn; confirmed on 1140000-1140299: 10 of 2,397 against none. Buttons are read
+        as they lie: turned as well, two of the held-out set's buttons read as another marker
+        (`datasets/test1080`: a `-4` as `+4`, an Off as the chung) where one chung was put
+        right; a square button's box turns any way in the reader's training already. Markers
+        found with the right face (`vision.training.markers --measure`, bar 0.3): held out 416
+        -> 417 of 432; fresh, seed 9292 427 -> 427 of 459, seed 9393 (every look) 392 -> 395 of
+        430."""
+        assert self.faces is not None
+        name = self.faces.get_inputs()[0].name
+        read: NDArray[np.float32] = self.faces.run(None, {name: blob})[0]
+        chung = np.isin(read.argmax(1), self.chung_columns)
+        if chung.any():
+            turned = np.ascontiguousarray(np.rot90(blob[chung], 2, axes=(2, 3)))
+            read[chung] = (read[chung] + self.faces.run(None, {name: turned})[0]) / 2
+        return read
 
 
 class MarkerWatch:
