@@ -431,16 +431,10 @@ class MarkerDetector:
     def _read_faces(self, blob: NDArray[np.float32]) -> NDArray[np.float32]:
         """The face reader's probabilities for each crop. A crop it takes for the chung is read
         again turned half round and the two reads averaged: the chung's box says which way its
-        long side runs, not which way up its word is. In 1120062 its `BANKER`, upside down in
-        the crop, read `co-banker` in 29 of 54 looks, at up to 0.96, until the round took a
-        co-bank. Over 2,398 looks of seeds 1130000-1130299 one read as it lay was wrong, none
-        with the turn; confirmed on 1140000-1140299: 10 of 2,397 against none. Buttons are read
-        as they lie: turned as well, two of the held-out set's buttons read as another marker
-        (`datasets/test1080`: a `-4` as `+4`, an Off as the chung) where one chung was put
-        right; a square button's box turns any way in the reader's training already. Markers
-        found with the right face (`vision.training.markers --measure`, bar 0.3): held out 416
-        -> 417 of 432; fresh, seed 9292 427 -> 427 of 459, seed 9393 (every look) 392 -> 395 of
-        430."""
+        long side runs, not which way up its word is, and an upside-down `BANKER` read
+        `co-banker` now and then (round 1120062 took a co-bank so). Buttons are read as they
+        lie: turned as well, two held-out buttons read as another marker. Measured in
+        `models/MODEL_CARD.md` (Markers: the chung read both ways up)."""
         assert self.faces is not None
         name = self.faces.get_inputs()[0].name
         read: NDArray[np.float32] = self.faces.run(None, {name: blob})[0]

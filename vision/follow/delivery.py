@@ -114,7 +114,7 @@ class CutSettings:
     stack taken one group too soon reads from pixels; Yat Dong Dong with two groups swapped
     (900156) read 1.4 s early. Over 594 rounds from pixels (1050000, 1090000, 1100000 on) the
     dealt cut's end stacks read at most 0.6 s early. At 0.9 s a swap read exactly 1.0 s early
-    was caught (1100232), but in three of 31 fresh swaps (1120027, 1120045, 1120061) the cut
+    was caught (1100232), but in three of 32 fresh swaps (1120027, 1120045, 1120061) the cut
     that then fitted longest was broken by a lone stack one group early, which waits for the
     set's count: 15.8 s late instead of 0.5 s."""
     end_frames: int = 5
@@ -364,7 +364,7 @@ class DeliveryPhase(FollowerBase):
         goes so under the right cut (round 1010164, a false alert before the set was counted).
         A view broken by such a stack alone still drops out while another fits. Kept judged
         until the count instead, it spared one tile-missing round a false alert (1100236), but
-        six swaps in 684 rounds from pixels waited longer, three of 31 fresh ones 15.8 s instead
+        six swaps in 684 rounds from pixels waited longer, three of 32 fresh ones 15.8 s instead
         of 0.5 s (1120027, 1120045, 1120061)."""
         round_ = self.round
         assert round_ is not None
