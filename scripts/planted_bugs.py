@@ -383,6 +383,13 @@ BUGS = (
         ("tests/test_markers.py", "-k", "whichever_way"),
     ),
     Bug(
+        "a-box-refined-onto-a-tile-boxed-already",
+        "vision/detector.py",
+        "        return refined[apart(refined.corners, refined.confidence, judged)]\n",
+        "        return refined\n",
+        ("tests/test_detector.py", "-k", "refined_onto"),
+    ),
+    Bug(
         "a-short-hands-box-never-looked-at",
         "vision/follow/hands.py",
         "        if self.image is None or not searching or not round_.tile_sizes:\n",

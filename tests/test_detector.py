@@ -15,13 +15,48 @@ import pytest
 
 from vision.crops import CROP, LEAN_MARGIN, REFINED_LEAN_MARGIN, canonical, cut
 from vision.detections import Detections, polygon_iou
-from vision.detector import MODELS, Detector, Reader, _near_any, zoom_windows
+from vision.detector import MODELS, Detector, Reader, _near_any, apart, zoom_windows
 from vision.labels import CHUNG_BANKER, CHUNG_CO, MARKERS, PLUS_4
 from vision.selfcheck import FRAMES, check_models
 from vision.synth.round import Studio, Timeline
 
 FRAME = Path(__file__).parent / "fixtures" / "frames" / "table-1080.jpg"
 TRUTH = json.loads(FRAME.with_suffix(".json").read_text())
+
+
+def _box(cx: float, cy: float, width: float, length: float = 50.0) -> list[list[float]]:
+    return [[cx - width / 2, cy - length / 2], [cx + width / 2, cy - length / 2],
+            [cx + width / 2, cy + length / 2], [cx - width / 2, cy + length / 2]]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("boxes", "judged", "kept"),
+    [
+        # 1120061: a box that straddled two tiles, moved by the refiner onto the surer one's
+        ([(1299, 358, 21), (1281, 347, 21), (1299, 358, 19.5)], [1, 1, 1], [1, 1, 0]),
+        ([(100, 100, 21), (122, 100, 21)], [1, 1], [1, 1]),  # side by side: both tiles
+        ([(100, 100, 21), (100, 100, 12)], [1, 0], [1, 1]),  # a die on a tile: dice's own rule
+    ],
+    ids=["refined-onto-one-tile", "side-by-side", "die-on-a-tile"],
+)
+def test_a_box_refined_onto_a_surer_ones_tile_is_dropped(
+    boxes: list[tuple[float, float, float]], judged: list[int], kept: list[int]
+) -> None:
+    corners = np.array([_box(*b) for b in boxes], float)
+    conf = np.linspace(0.9, 0.6, len(boxes))
+    assert apart(corners, conf, np.array(judged, bool)).tolist() == [bool(k) for k in kept]
+
+
+def test_the_shipped_detector_leaves_one_box_on_a_tile_a_box_was_refined_onto() -> None:
+    """Round 1120061 from pixels at 20 s: a box straddling a `4-6` and a `6-6` was refined onto
+    the `6-6`, whose hand then held a tile 18 mm wide beside the set's 21: a false foreign-tile."""
+    image, _, _ = Studio.of(1120061, "act-2005", ["wrong-cut-order"], (1920, 1080), None,
+                            True).frame(20.0)  # fmt: skip
+    found = Detector().detect(image)
+    tiles = np.array([label != "die" for label in found.labels], bool)
+    assert apart(found.corners, found.confidence, tiles).all()
+    near = np.linalg.norm(found.corners.mean(1) - [1299, 358], axis=1) < 10
+    assert near.sum() == 1
 
 
 def test_detections_columns_must_agree() -> None:

@@ -311,7 +311,15 @@ def refiner_picture(data: Path, out: Path, frames: int = 40) -> None:
     def dice_of(entry: dict) -> list[dict]:  # type: ignore[type-arg]
         return [o for o in entry["objects"] if o["labelled"] and o["label"].startswith("die-")]
 
-    entry = max(entries[:frames], key=lambda e: min(len(dice_of(e)), 3))
+    def with_a_face(entry: dict) -> bool:  # type: ignore[type-arg]
+        return any(o["labelled"] and _fully_visible_face(o) for o in entry["objects"])
+
+    shown = [e for e in entries[:frames] if with_a_face(e)] or [
+        e for e in entries if with_a_face(e)
+    ]
+    if not shown:
+        return  # no face-up tile in full view to show
+    entry = max(shown, key=lambda e: min(len(dice_of(e)), 3))
     truth = [o for o in entry["objects"] if o["labelled"]]
     dice = dice_of(entry) or truth
     image = cv2.imread(str(data / entry["image"]))
