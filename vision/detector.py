@@ -308,11 +308,12 @@ def apart(
     Dice keep their own rule (`one_box_per_die`)."""
     keep = np.ones(len(corners), bool)
     centres, short = corners.mean(1), _short_sides(corners)
-    for i in np.argsort(-conf):
+    for i in np.argsort(-conf):  # surest first: a box dropped drops nothing itself
         if not judged[i] or not keep[i]:
             continue
         near = np.linalg.norm(centres - centres[i], axis=1) < SAME_TILE * short[i]
-        keep[near & judged & (conf <= conf[i]) & (np.arange(len(keep)) != i)] = False
+        near[i] = False
+        keep[near & judged & (conf <= conf[i])] = False
     return keep
 
 
