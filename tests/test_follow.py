@@ -29,7 +29,7 @@ from vision.follow.delivery import (
     _lifted_for_another,
     _somewhere_new,
 )
-from vision.follow.dice import _pool_dice
+from vision.follow.dice import DieSighting, _pool_dice
 from vision.follow.exposure import DOUBTED, FaceTrack, Sighting, _follow_faces
 from vision.follow.follower import PLAQUE_LOOKS
 from vision.follow.hands import _one_per_place
@@ -979,12 +979,22 @@ def test_streak_needs_consecutive_frames() -> None:
     assert held == [False, False, False, False, False, True] and streak.since == 3
 
 
-def _sightings(*dice: tuple[str, float, float] | None) -> list[tuple[str, np.ndarray, float]]:
-    return [(label, np.array([x, 260.0]), aspect) for label, x, aspect in filter(None, dice)]
+def _sightings(*dice: tuple[str, float, float] | None) -> list[DieSighting]:
+    """Dice at y 260 mm, each (label, x, flatness), read for sure, 15 mm a side (`SMALL`: other
+    sides and confidences)."""
+    return [
+        DieSighting(label, np.array([x, 260.0]), flat, *SMALL.get(label, (0.99, 15.0)))
+        for label, x, flat in filter(None, dice)
+    ]
 
 
 A, B, C = ("die-2", 340.0, 0.97), ("die-5", 360.0, 0.95), ("die-6", 380.0, 0.8)
 D = ("die-2", 349.0, 0.9)  # 9 mm from A: A seen twice, or a box across A and B
+SMALL = {"die-1": (0.3, 10.5), "die-3": (0.95, 10.5), "die-4": (0.3, 14.0)}
+"""How sure the reader is of a die and its side (mm) by label, where not 0.99 and 15: a
+phantom in the gap between dice (`die-1`: 0.7 of the set's side, unsure), a smaller die read
+for sure (`die-3`), and a die of the set's size read unsure (`die-4`)."""
+E = ("die-1", 400.0, 0.9)
 
 
 @pytest.mark.parametrize(
@@ -1010,6 +1020,19 @@ D = ("die-2", 349.0, 0.9)  # 9 mm from A: A seen twice, or a box across A and B
             [_sightings(A, B, C)] * 4 + [_sightings(A, B, C, D)],
             [["die-2"] * 5, ["die-5"] * 5, ["die-6"] * 5],
         ),
+        # a box held in the gap between dice, too small for the set and read unsure: no die
+        ([_sightings(A, B, C, E)] * 5, [["die-2"] * 5, ["die-5"] * 5, ["die-6"] * 5]),
+        # as small but read for sure (a die of another set), or read unsure but of the set's
+        # size (a look the reader does not know): a die
+        (
+            [_sightings(A, B, C, ("die-3", 400.0, 0.9))] * 5,
+            [["die-2"] * 5, ["die-5"] * 5, ["die-6"] * 5, ["die-3"] * 5],
+        ),
+        (
+            [_sightings(A, B, C, ("die-4", 400.0, 0.9))] * 5,
+            [["die-2"] * 5, ["die-5"] * 5, ["die-6"] * 5, ["die-4"] * 5],
+        ),
+        ([_sightings(A, E)] * 5, [["die-2"] * 5]),
     ],
 )
 def test_dice_pooled_over_frames(frames: list, dice: list | str) -> None:  # type: ignore[type-arg]

@@ -19,6 +19,7 @@ from vision.table import Locate, TableConfig
 
 if TYPE_CHECKING:
     from vision.follow.delivery import Breach, Track
+    from vision.follow.dice import DieSighting
     from vision.follow.exposure import FaceTrack
     from vision.follow.hands import HandWatch
     from vision.follow.unboxed import Search
@@ -148,7 +149,7 @@ class Round:
     """Index in `dice_frames` of the first frame the dice were seen lying still."""
     dice_since: float = 0.0
     watch_dice: bool = True
-    dice_frames: list[list[tuple[str, NDArray[np.float64], float]]] = field(default_factory=list)
+    dice_frames: list[list[DieSighting]] = field(default_factory=list)
     required_first: int | None = None
     first_seen: int | None = None
     served: dict[int, float] = field(default_factory=dict)  # position -> arrival time

@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from vision.detections import Detections
 from vision.follow.base import HAND_ZONES
 from vision.follow.delivery import CUT
-from vision.follow.dice import _flat_by_shape
+from vision.follow.dice import DieSighting, _flat_by_shape, _side
 from vision.follow.exposure import DOUBTED, FACES, UNREAD, Sighting
 from vision.table import TableConfig
 
@@ -31,7 +31,7 @@ class View:
     """Each stack standing: its place and the detector's confidence in it."""
     backs_xy: list[tuple[NDArray[np.float64], str, float]]
     """Each face-down tile's place, zone and the detector's confidence in it."""
-    dice_read: list[tuple[str, NDArray[np.float64], float]]
+    dice_read: list[DieSighting]
     faces_xy: list[Sighting]
     unread_xy: list[tuple[str, NDArray[np.float64], str, float, float]]
     """Tiles the detector boxes face up whose face the reader cannot tell (under `FACES.min_read`),
@@ -81,7 +81,10 @@ class View:
                         if len(seen.flat)
                         else _flat_by_shape(table, seen.corners[i])
                     )
-                    dice_read.append((label, seen.table_xy[i], flat))
+                    side = _side(table, seen.corners[i])
+                    dice_read.append(
+                        DieSighting(label, seen.table_xy[i], flat, float(scores[i]), side)
+                    )
                 continue
             tiles += 1
             loose += zone == ""
