@@ -691,6 +691,11 @@ def one_line(outcome: Outcome) -> str:
             f"raised {raised or 'nothing'}; hands {outcome.hands_exact}/{outcome.hands_checked}"
             + (f"; off box {outcome.off_box} {'recorded' if outcome.off_right else 'MISSED'}"
                if outcome.off_box else "")
+            + (f"; banker {'right' if outcome.banker_right else 'WRONG'} ({outcome.banker_known}),"
+               f" co-bank {'right' if outcome.co_bank_right else 'WRONG'}, cut "
+               f"{'right' if outcome.cut_right else 'WRONG'} ({outcome.cut_known}"
+               f"{f', {outcome.cut_fits} fit' if outcome.cut_fits > 1 else ''})"
+               if outcome.context else "")
             + (f"; error: {outcome.error}" if outcome.error else ""))  # fmt: skip
 
 
