@@ -990,9 +990,9 @@ def _sightings(*dice: tuple[str, float, float] | None) -> list[DieSighting]:
 
 A, B, C = ("die-2", 340.0, 0.97), ("die-5", 360.0, 0.95), ("die-6", 380.0, 0.8)
 D = ("die-2", 349.0, 0.9)  # 9 mm from A: A seen twice, or a box across A and B
-SMALL = {"die-1": (0.3, 10.5), "die-3": (0.95, 10.5), "die-4": (0.3, 14.0)}
+SMALL = {"die-1": (0.3, 13.3), "die-3": (0.95, 10.5), "die-4": (0.3, 14.0)}
 """How sure the reader is of a die and its side (mm) by label, where not 0.99 and 15: a
-phantom in the gap between dice (`die-1`: 0.7 of the set's side, unsure), a smaller die read
+phantom in the gap between dice (`die-1`: 0.89 of the set's side, unsure), a smaller die read
 for sure (`die-3`), and a die of the set's size read unsure (`die-4`)."""
 E = ("die-1", 400.0, 0.9)
 
