@@ -32,7 +32,7 @@ from vision.follow.delivery import (
 from vision.follow.dice import DieSighting, _pool_dice
 from vision.follow.exposure import DOUBTED, FaceTrack, Sighting, _follow_faces
 from vision.follow.follower import PLAQUE_LOOKS
-from vision.follow.hands import _one_per_place
+from vision.follow.hands import _one_per_place, _pressed
 from vision.follow.judge import CutView, SetHand
 from vision.follow.records import Alert, RoundRecord
 from vision.follow.view import View
@@ -227,44 +227,73 @@ def test_a_tile_unlike_the_enrolled_set_is_a_foreign_tile(
     assert all(raised in a.observed and "enrolled set" in a.summary for a in foreign)
 
 
-def _stretched(corners: np.ndarray, factor: float) -> np.ndarray:
-    """Boxes (N x 4 x 2) made `factor` times as long along their longer side, about their
-    centres."""
+def _stretched(corners: np.ndarray, factor: float, dimension: int = 0) -> np.ndarray:
+    """Boxes (N x 4 x 2) made `factor` times as long along their longer side (`dimension` 0)
+    or as wide across it (1), about their centres."""
     centre = corners.mean(axis=1, keepdims=True)
     sides = np.stack([corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 1]], axis=1)
-    longer = sides[np.arange(len(corners)), np.linalg.norm(sides, axis=2).argmax(axis=1)]
-    along = (longer / np.linalg.norm(longer, axis=1, keepdims=True))[:, None, :]
+    lengths = np.linalg.norm(sides, axis=2)
+    chosen = lengths.argmax(axis=1) if dimension == 0 else lengths.argmin(axis=1)
+    axis = sides[np.arange(len(corners)), chosen]
+    along = (axis / np.linalg.norm(axis, axis=1, keepdims=True))[:, None, :]
     offset = corners - centre
     return corners + (factor - 1) * (offset * along).sum(axis=2, keepdims=True) * along
 
 
+def _beside(box: np.ndarray) -> np.ndarray:
+    """A box (4 x 2) like `box`, laid against its long side and overlapping it by a twentieth
+    of its width: a tile set touching it."""
+    sides = [box[1] - box[0], box[2] - box[1]]
+    across = min(sides, key=lambda v: float(np.linalg.norm(v)))
+    return box + 0.95 * across
+
+
 @pytest.mark.parametrize(
-    ("factor", "every_frame", "plaque", "raised"),
+    ("factor", "dimension", "every_frame", "plaque", "touching", "raised"),
     [
-        (0.86, True, False, True),
-        (1.12, True, False, True),
-        (0.97, True, False, False),
-        (0.86, False, False, False),
-        (0.86, True, True, False),
+        (0.86, 0, True, False, False, True),
+        (1.12, 0, True, False, False, True),
+        (0.97, 0, True, False, False, False),
+        (0.86, 0, False, False, False, False),
+        (0.86, 0, True, True, False, False),
+        (0.90, 1, True, False, False, True),
+        (1.08, 1, True, False, True, False),
+        (0.90, 1, True, False, True, True),
+        (0.86, 0, True, False, True, True),
     ],
-    ids=["shorter", "longer", "within-the-set", "short-in-one-frame", "against-a-plaque"],
+    ids=[
+        "shorter",
+        "longer",
+        "within-the-set",
+        "short-in-one-frame",
+        "against-a-plaque",
+        "narrower",
+        "wider-into-a-tile-against-its-side",
+        "narrower-with-a-tile-against-its-side",
+        "shorter-with-a-tile-against-its-side",
+    ],
 )
 def test_a_tile_of_another_size_is_a_foreign_tile(
-    factor: float, every_frame: bool, plaque: bool, raised: bool
+    factor: float, dimension: int, every_frame: bool, plaque: bool, touching: bool, raised: bool
 ) -> None:
     """Makers cut their tiles 60-70 mm long: a hand's tile that measures `HANDS.length_far`
-    longer or shorter than the hands' other tiles over its frames is another set's tile, though
-    its face is one the set holds and no enrolment is made; a box cut short in one frame (a
-    hand passing over the tile) is not, nor one lying against a marker's plaque, which cuts its
-    box short (round 1050064: a tile half over an Off button)."""
+    longer or shorter (or `HANDS.width_far` wider or narrower) than the hands' other tiles over
+    its frames is another set's tile, though its face is one the set holds and no enrolment is
+    made; a box cut short in one frame (a hand passing over the tile) is not, nor one lying
+    against a marker's plaque, which cuts its box short (round 1050064: a tile half over an Off
+    button). A box overlapping a tile against its long side may have taken in that tile's edge
+    (round 1100213: 8% wide), so its width then counts only where narrow."""
 
     def measured(seen: Detections, odd: str, now: bool) -> Detections:
         if not now:
             return seen
         rows = [i for i, label in enumerate(seen.labels) if label == odd]
         corners = seen.corners.copy()
-        corners[rows] = _stretched(corners[rows], factor)
+        corners[rows] = _stretched(corners[rows], factor, dimension)
         labels, sure = seen.labels, seen.label_confidence
+        for row in rows if touching else []:  # a tile face down against its long side
+            corners = np.concatenate([corners, _beside(seen.corners[row])[None]])
+            labels, sure = (*labels, "back"), np.append(sure, 1.0) if len(sure) else sure
         for row in rows if plaque else []:  # a +4 button over its end (after delivery: inert)
             side = float(np.linalg.norm(corners[row, 1] - corners[row, 0]))
             square = corners[row, 0] + np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * side
@@ -276,6 +305,41 @@ def test_a_tile_of_another_size_is_a_foreign_tile(
     foreign, holding, odd = _foreign_alerts_with_one_tile_changed(measured, every_frame)
     assert {a.position for a in foreign} == (holding if raised else set())
     assert all(f"a {odd} " in a.observed and "mm" in a.summary for a in foreign)
+
+
+TILE = np.array([[0.0, 0.0], [64.0, 0.0], [64.0, 25.0], [0.0, 25.0]])
+
+
+def _moved(x: float, y: float) -> np.ndarray:
+    return TILE + np.array([x, y])
+
+
+def _turned(box: np.ndarray, degrees: float) -> np.ndarray:
+    angle = np.radians(degrees)
+    turn = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+    return box @ turn.T
+
+
+@pytest.mark.parametrize(
+    ("others", "pressed"),
+    [
+        ([], (False, False)),
+        ([_moved(0, 30)], (False, False)),  # beside it, 5 mm apart
+        ([_moved(0, 24)], (False, True)),  # against its long side
+        ([_moved(20, 24)], (False, True)),  # against it, set a third along: a fan
+        ([_moved(63, 0)], (True, False)),  # end to end
+        ([_moved(0, 24), _moved(63, 0)], (True, True)),
+    ],
+    ids=["alone", "apart", "beside", "fanned", "end-to-end", "both"],
+)
+@pytest.mark.parametrize("degrees", [0.0, 35.0])
+def test_which_sides_of_a_tile_another_touches(
+    others: list[np.ndarray], pressed: tuple[bool, bool], degrees: float
+) -> None:
+    """A box overlapping another tile's beyond an end may be stretched lengthwise; beside its
+    long side, across."""
+    touching = np.array([_turned(o, degrees) for o in others]).reshape(-1, 4, 2)
+    assert _pressed(_turned(TILE, degrees), touching) == pressed
 
 
 @pytest.mark.parametrize("fixture_round", ["mbs-clean"], indirect=True)

@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rules import Bank, InvalidHandError, house_sets_bank
-from vision.detections import Detections, polygon_iou
+from vision.detections import Detections, box_sides, polygon_iou
 from vision.enrol import LOOK_FAR
 from vision.follow.base import HAND_ZONES, ROUND, FollowerBase, K, Raised, Streak
 from vision.follow.exposure import FACES
@@ -55,6 +55,9 @@ class Slot:
     """How far its look lay from the enrolled set's, frame by frame (none without one)."""
     sizes: list[tuple[float, float]] = field(default_factory=list)
     """Its box's length and width on the cloth (mm), frame by frame (`Locate.sizes`)."""
+    pressed: list[tuple[bool, bool]] = field(default_factory=list)
+    """Frame by frame with `sizes`, whether a tile touched its length's end or its long side,
+    which may have stretched that measure (`_pressed`)."""
 
     @property
     def size(self) -> tuple[float, float]:
@@ -99,10 +102,12 @@ class HandWatch:
         scores: list[float],
         sizes: NDArray[np.float64],
         set_distances: list[float] | None = None,
+        pressed: NDArray[np.bool_] | None = None,
     ) -> None:
         distances = set_distances if set_distances is not None else [None] * len(labels)
-        for point, label, score, size, distance in zip(
-            xy, labels, scores, sizes, distances, strict=True
+        touched = pressed if pressed is not None else np.zeros((len(labels), 2), bool)
+        for point, label, score, size, distance, sides in zip(
+            xy, labels, scores, sizes, distances, touched, strict=True
         ):
             near = [s for s in self.slots if np.linalg.norm(s.xy - point) < FACES.same_place]
             slot = near[0] if near else Slot(point.copy())
@@ -112,6 +117,7 @@ class HandWatch:
             slot.seen += 1
             if not np.isnan(size[0]):  # measured: clear of every plaque
                 slot.sizes.append((float(size[0]), float(size[1])))
+                slot.pressed.append((bool(sides[0]), bool(sides[1])))
             if distance is not None:
                 slot.set_distances.append(distance)
             slot.xy = 0.8 * slot.xy + 0.2 * point
@@ -149,6 +155,10 @@ class HandsPhase(FollowerBase):
         against = [i for i in in_hands if _against_a_plaque(seen.corners[i], self.plaques)]
         sizes[against] = np.nan  # a plaque cuts its box short: not measured
         round_.tile_sizes.extend(tuple(sizes[i]) for i in in_hands if i not in against)
+        cloth = self.locate.on_cloth(seen.corners)
+        pressed = np.zeros((len(seen), 2), bool)
+        for i in in_hands:
+            pressed[i] = _pressed(cloth[i], cloth[[k for k in in_hands if k != i]])
         for zone in HAND_ZONES:
             faces = [
                 i
@@ -175,6 +185,7 @@ class HandsPhase(FollowerBase):
                 [float(scores[i]) for i in rows],
                 sizes[rows],
                 [float(seen.set_distance[i]) for i in rows] if len(seen.set_distance) else None,
+                pressed[rows],
             )
             if len(seen.set_distance):  # judged against an enrolled set
                 unread = [seen.set_distance[i] for i, z in enumerate(seen.zones) if z == zone
@@ -387,7 +398,9 @@ class HandsPhase(FollowerBase):
         """A tile measuring `HANDS.length_far` longer or shorter, or `HANDS.width_far` wider
         or narrower, than the tiles in the hands (their median: the set's own): another maker's
         tile, even one whose face and look pass. No enrolment is needed. A tile is measured
-        only in the frames it lies clear of every marker's plaque (`_against_a_plaque`)."""
+        only in the frames it lies clear of every marker's plaque (`_against_a_plaque`). A
+        side a tile touches may be stretched by that tile's edge, never cut short: measured
+        only so, it counts only where short (`_side_off`)."""
         round_ = self.round
         assert round_ is not None
         measured = [s for s in watch.slots if len(s.sizes) >= ROUND.steady]
@@ -395,13 +408,14 @@ class HandsPhase(FollowerBase):
             return
         length, width = round_.tile_size
 
-        def off(size: tuple[float, float]) -> float:
-            """How far off the set a tile of `size` measures, in its bars (1 at the bar)."""
-            return max(abs(size[0] / length - 1) / HANDS.length_far,
-                       abs(size[1] / width - 1) / HANDS.width_far)  # fmt: skip
+        def off(slot: Slot) -> float:
+            """How far off the set a tile measures, in its bars (1 at the bar)."""
+            sizes, pressed = np.asarray(slot.sizes), np.asarray(slot.pressed)
+            return max(_side_off(sizes[:, 0], pressed[:, 0], length) / HANDS.length_far,
+                       _side_off(sizes[:, 1], pressed[:, 1], width) / HANDS.width_far)  # fmt: skip
 
         gap, (tile_length, tile_width), slot = max(
-            ((off(s.size), s.size, s) for s in measured), key=lambda scored: scored[0]
+            ((off(s), s.size, s) for s in measured), key=lambda scored: scored[0]
         )
         if gap < 1:
             return
@@ -495,6 +509,35 @@ def _one_per_place(
         if all(np.linalg.norm(xy[i] - xy[j]) >= FACES.same_place for j in kept):
             kept.append(i)
     return sorted(kept)
+
+
+def _side_off(measures: NDArray[np.float64], pressed: NDArray[np.bool_], set_side: float) -> float:
+    """How far (a share of the set's) one side of a tile lies off the set's over its frames:
+    the median over the frames no tile touched that side, where there are `ROUND.steady`;
+    else over every frame, counted only where shorter (a touching tile's edge may have
+    stretched it)."""
+    free = measures[~pressed]
+    if len(free) >= ROUND.steady:
+        return abs(float(np.median(free)) / set_side - 1)
+    return max(0.0, 1 - float(np.median(measures)) / set_side)
+
+
+def _pressed(box: NDArray[np.float64], others: NDArray[np.float64]) -> tuple[bool, bool]:
+    """Whether a tile box (corners on the cloth, mm) touches another beyond an end (its length
+    may be stretched) and beside its long side (its width may be). Set touching in a fan of
+    five, a `1-3`'s box took in the edge of the `2-4` beside it and measured 8% wider than
+    the set's: a false `foreign-tile` (round 1100213 from pixels); its length stayed true."""
+    ((length, width),) = box_sides(box[None])
+    one, other = box[1] - box[0], box[2] - box[1]
+    along = (one if np.linalg.norm(one) >= np.linalg.norm(other) else other) / length
+    centre = box.mean(axis=0)
+    ends = beside = False
+    for touching in (o for o in others if polygon_iou(box, o) > 0):
+        offset = touching.mean(axis=0) - centre
+        lengthwise = abs(float(offset @ along)) / length
+        crosswise = abs(float(offset[0] * along[1] - offset[1] * along[0])) / width
+        ends, beside = ends or lengthwise > crosswise, beside or lengthwise <= crosswise
+    return ends, beside
 
 
 def _against_a_plaque(box: NDArray[np.float64], plaques: NDArray[np.float64]) -> bool:
