@@ -155,10 +155,8 @@ class HandsPhase(FollowerBase):
         against = [i for i in in_hands if _against_a_plaque(seen.corners[i], self.plaques)]
         sizes[against] = np.nan  # a plaque cuts its box short: not measured
         round_.tile_sizes.extend(tuple(sizes[i]) for i in in_hands if i not in against)
-        cloth = self.locate.on_cloth(seen.corners)
         pressed = np.zeros((len(seen), 2), bool)
-        for i in in_hands:
-            pressed[i] = _pressed(cloth[i], cloth[[k for k in in_hands if k != i]])
+        pressed[in_hands] = _pressed(self.locate.on_cloth(seen.corners[in_hands]))
         for zone in HAND_ZONES:
             faces = [
                 i
@@ -522,22 +520,27 @@ def _side_off(measures: NDArray[np.float64], pressed: NDArray[np.bool_], set_sid
     return max(0.0, 1 - float(np.median(measures)) / set_side)
 
 
-def _pressed(box: NDArray[np.float64], others: NDArray[np.float64]) -> tuple[bool, bool]:
-    """Whether a tile box (corners on the cloth, mm) touches another beyond an end (its length
-    may be stretched) and beside its long side (its width may be). Set touching in a fan of
-    five, a `1-3`'s box took in the edge of the `2-4` beside it and measured 8% wider than
-    the set's: a false `foreign-tile` (round 1100213 from pixels); its length stayed true."""
-    ((length, width),) = box_sides(box[None])
-    one, other = box[1] - box[0], box[2] - box[1]
-    along = (one if np.linalg.norm(one) >= np.linalg.norm(other) else other) / length
-    centre = box.mean(axis=0)
-    ends = beside = False
-    for touching in (o for o in others if polygon_iou(box, o) > 0):
-        offset = touching.mean(axis=0) - centre
-        lengthwise = abs(float(offset @ along)) / length
-        crosswise = abs(float(offset[0] * along[1] - offset[1] * along[0])) / width
-        ends, beside = ends or lengthwise > crosswise, beside or lengthwise <= crosswise
-    return ends, beside
+def _pressed(boxes: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """N x 2: whether each tile box (N x 4 x 2 corners on the cloth, mm) overlaps another
+    beyond an end (its length may be stretched) and beside its long side (its width may be).
+    Set touching in a fan of five, a `1-3`'s box took in the edge of the `2-4` beside it and
+    measured 8% wider than the set's: a false `foreign-tile` (round 1100213 from pixels); its
+    length stayed true."""
+    pressed = np.zeros((len(boxes), 2), bool)
+    centres = boxes.mean(axis=1)
+    reach = np.linalg.norm(boxes - centres[:, None], axis=2).max(axis=1)
+    apart = np.linalg.norm(centres[:, None] - centres[None], axis=2)
+    sides = box_sides(boxes)
+    for i, k in zip(*np.nonzero(apart < reach[:, None] + reach[None]), strict=True):
+        if i == k or polygon_iou(boxes[i], boxes[k]) <= 0:  # only boxes near enough can overlap
+            continue
+        one, other = boxes[i, 1] - boxes[i, 0], boxes[i, 2] - boxes[i, 1]
+        along = (one if np.linalg.norm(one) >= np.linalg.norm(other) else other) / sides[i, 0]
+        offset = centres[k] - centres[i]
+        lengthwise = abs(float(offset @ along)) / sides[i, 0]
+        crosswise = abs(float(offset[0] * along[1] - offset[1] * along[0])) / sides[i, 1]
+        pressed[i, 0 if lengthwise > crosswise else 1] = True
+    return pressed
 
 
 def _against_a_plaque(box: NDArray[np.float64], plaques: NDArray[np.float64]) -> bool:
