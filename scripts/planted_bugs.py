@@ -343,8 +343,8 @@ BUGS = (
     Bug(
         "a-tiles-size-judged-by-its-shortest-frame",
         "vision/follow/hands.py",
-        "        length, width = np.median(np.asarray(self.sizes), axis=0)",
-        "        length, width = np.min(np.asarray(self.sizes), axis=0)",
+        "        return abs(float(np.median(free)) / set_side - 1)",
+        "        return abs(float(np.min(free)) / set_side - 1)",
         ("tests/test_follow.py", "-k", "another_size"),
     ),
     Bug(
