@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from vision.detections import box_sides
 from vision.follow.base import ROUND, FollowerBase, K, Phase, Raised
 from vision.table import TableConfig
 
@@ -213,8 +214,7 @@ def _median_flat(die: list[tuple[str, float]]) -> float:
 
 def _side(table: TableConfig, corners: NDArray[np.float64]) -> float:
     """A die box's mean side on the table, in millimetres."""
-    top = table.to_table(corners)
-    return float(np.mean(np.linalg.norm(np.roll(top, -1, axis=0) - top, axis=1)))
+    return float(box_sides(table.to_table(corners)[None]).mean())
 
 
 def _flat_by_shape(table: TableConfig, corners: NDArray[np.float64]) -> float:
