@@ -1,5 +1,7 @@
 """How well rounds are followed: simulated rounds with fresh seeds, each clean or with one
-injected irregularity, through calibration and the round follower; written to docs/accuracy.md.
+injected irregularity, through calibration and the round follower; the report goes to
+runs/accuracy/report.md (`--out`), never over `docs/accuracy.md`, whose tables are chosen from
+such reports by hand.
 
     python3 -m vision.training.accuracy --rounds 330 --workers 2              # perfect detections
     python3 -m vision.training.accuracy --rounds 60 --source models --out ... # the shipped models
@@ -747,7 +749,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--resolution", default="1280x720")
     parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--out", default="docs/accuracy.md")
+    parser.add_argument("--out", default="runs/accuracy/report.md", help="the report (Markdown)")
     parser.add_argument("--json", help="also write each round's outcome here")
     parser.add_argument(
         "--cache",
@@ -782,6 +784,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "python3 -m vision.training.accuracy " + " ".join(
         sys.argv[1:] if argv is None else argv
     )
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(report(outcomes, args.source, (width, height), command, wall))
     print(Path(args.out).read_text())
     return 0
