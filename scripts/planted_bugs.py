@@ -229,6 +229,20 @@ BUGS = (
         ("tests/test_follow.py", "-k", "a_tile_short"),
     ),
     Bug(
+        "any-stack-gone-a-group-early-held-for-the-count",
+        "vision/follow/delivery.py",
+        "            one_group = stack in cut.last_alone and (",
+        "            one_group = stack in range(8) and (",
+        ("tests/test_follow.py", "-k", "gone_early_is_judged"),
+    ),
+    Bug(
+        "a-place-flanked-only-by-stacks-lying-still",
+        "vision/follow/delivery.py",
+        "                if _flanked(judged_at, in_view, round_.pitch):",
+        "                if _flanked(judged_at, standing, round_.pitch):",
+        ("tests/test_follow.py", "-k", "rules_that_cut_out"),
+    ),
+    Bug(
         "one-face-up-taken-for-the-hand",
         "vision/follow/hands.py",
         "            if len(rows) < 2 and backs[zone]:",

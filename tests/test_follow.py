@@ -865,6 +865,22 @@ def test_last_group_of_each_stack(cut: str, options: dict[str, str], last: dict[
 
 
 @pytest.mark.parametrize(
+    ("cut", "options", "alone"),
+    [
+        ("yat-dong-dong", {"side": "left"}, set()),  # each stack whole to one group
+        ("cup-say", {"side": "left", "layer": "top"}, set()),  # the last group takes two
+        ("dai-pin", {"side": "left"}, set(range(8))),  # the last group takes one of each
+        ("yat-kai-sum-may", {"side": "left"}, {1, 2, 6, 7}),
+    ],
+)
+def test_stacks_whose_last_group_takes_one_tile(
+    cut: str, options: dict[str, str], alone: set[int]
+) -> None:
+    """Only there can a stack one tile short (a tile missing from the set) go a group early."""
+    assert CutView.of([CutChoice(cut, CUTS[cut].options(**options))]).last_alone == alone
+
+
+@pytest.mark.parametrize(
     ("cut", "options", "group", "stacks"),
     [
         ("yat-dong-dong", {"side": "left"}, 3, {2}),
@@ -1597,6 +1613,11 @@ def test_the_cut_is_inferred_from_the_delivery_among_those_the_table_may_deal(
         # end, never flanked on both sides; seen gone there (`_at_open_end`), stack 4 went
         # 1.4 s before Ghan Dong Ping Say would take it.
         (790200, "nz-1998", "yat-dong-dong"),
+        # From the left, groups 5 and 6 swapped: only Cup Say fits by every other check. Stack
+        # 6 went with group 5; its place is seen empty while the arm leaves its flanks, which
+        # are in view but not yet still (`_flanked`). Cup Say's last group takes two tiles of
+        # each stack, so a stack one tile short cannot explain it: no wait for the count.
+        (1080041, "act-2005", "yat-dong-dong"),
     ],
 )
 def test_a_stack_gone_before_a_permitted_cut_takes_it_rules_that_cut_out(
@@ -1615,24 +1636,35 @@ def test_a_stack_gone_before_a_permitted_cut_takes_it_rules_that_cut_out(
 
 
 @pytest.mark.parametrize(
-    ("gone", "last", "arrivals", "now", "breach", "one_group"),
+    ("gone", "last", "alone", "arrivals", "now", "breach", "one_group"),
     [
-        (5.0, 6, [4.0, 4.7], 5.2, False, False),  # gone 0.2 s: under `CUT.gone_before`
-        (5.0, 6, [4.0, 4.7], 5.4, True, False),  # gone 0.4 s, group 5 still to come
-        (5.0, 3, [4.0], 5.4, True, True),  # its last group is the third: one group early
-        (5.0, 6, [1.0, 2.0, 3.0, 4.0, 5.2], 9.0, False, False),  # as the group before landed
-        (4.5, 6, [1.0, 2.0, 3.0, 4.0, 5.2], 9.0, True, True),  # while group 5 flew
-        (2.5, 6, [1.0, 2.0, 3.0, 4.0, 5.2], 9.0, True, False),  # two groups early
+        (5.0, 6, True, [4.0, 4.7], 5.2, False, False),  # gone 0.2 s: under `CUT.gone_before`
+        (5.0, 6, True, [4.0, 4.7], 5.4, True, False),  # gone 0.4 s, group 5 still to come
+        (5.0, 3, True, [4.0], 5.4, True, True),  # its last group is the third: one group early
+        (5.0, 6, True, [1.0, 2.0, 3.0, 4.0, 5.2], 9.0, False, False),  # as the group before landed
+        (4.5, 6, True, [1.0, 2.0, 3.0, 4.0, 5.2], 9.0, True, True),  # while group 5 flew
+        (2.5, 6, True, [1.0, 2.0, 3.0, 4.0, 5.2], 9.0, True, False),  # two groups early
+        # The last group takes two of its tiles (Cup Say): a stack one tile short still
+        # stands until then, so gone one group early it was taken out of turn (1080041).
+        (4.5, 6, False, [1.0, 2.0, 3.0, 4.0, 5.2], 9.0, True, False),
     ],
-    ids=["too-soon-to-say", "group-to-come", "third-group", "in-time", "one-early", "two-early"],
-)
+    ids=["too-soon-to-say", "group-to-come", "third-group", "in-time", "one-early", "two-early",
+         "one-early-last-group-takes-two"],
+)  # fmt: skip
 def test_a_stack_gone_early_is_judged_as_soon_as_it_is_certain(
-    gone: float, last: int, arrivals: list[float], now: float, breach: bool, one_group: bool
+    gone: float,
+    last: int,
+    alone: bool,
+    arrivals: list[float],
+    now: float,
+    breach: bool,
+    one_group: bool,
 ) -> None:
     """A stack goes as the group before its last one lands: gone well before now, with that
-    group still to come, it is gone too soon already."""
+    group still to come, it is gone too soon already. Gone one group early, it is what a stack
+    one tile short does where its last group takes that tile alone (held for the count)."""
     state = SimpleNamespace(gone={0: (gone, CUT.gone_before)}, standing={}, first_seen=1)
-    cut = CutView((), {0: last}, {})
+    cut = CutView((), {0: last}, {}, frozenset({0} if alone else ()))
     found = DeliveryPhase._gone_early(SimpleNamespace(round=state), cut, arrivals, now)  # type: ignore[arg-type]
     assert bool(found) == breach
     if found:
@@ -1653,7 +1685,7 @@ def test_a_stack_at_the_rows_open_end_is_allowed_to_read_gone_a_little_early(
     """At the row's open end a stack's place may read empty a little before the group before
     its last one lands (`CUT.end_gone_before`); more than that is a stack taken out of turn."""
     state = SimpleNamespace(gone={0: (gone, CUT.end_gone_before)}, standing={}, first_seen=1)
-    cut = CutView((), {0: 3}, {})
+    cut = CutView((), {0: 3}, {}, frozenset())
     found = DeliveryPhase._gone_early(SimpleNamespace(round=state), cut, [8.3, 8.9], 9.0)  # type: ignore[arg-type]
     assert bool(found) == breach
 

@@ -187,9 +187,10 @@ class Breach:
     t: float
     confidence: float
     one_group_early: bool = False
-    """A stack gone one group before this cut takes its last tiles, and nothing more: what a
-    stack one tile short does under the right cut (a tile missing from the set), so alone it
-    waits for the set's count (`_settle_held`)."""
+    """A stack gone one group before this cut takes its last tile, and nothing more: what a
+    stack one tile short does under the right cut where its last group takes that one tile
+    alone (`CutView.last_alone`: a tile missing from the set), so alone it waits for the set's
+    count (`_settle_held`)."""
 
 
 @dataclass(frozen=True)
@@ -280,8 +281,12 @@ class DeliveryPhase(FollowerBase):
         the follower sees a box served. Only tiles lying still for `CUT.still_frames` count: a
         block carried over the stacks is not a stack; and only where a stack stood
         (`CUT.stack_place`): something boxed beside that place is not the stack. A place seen
-        empty, nothing over it and stacks standing close either side (`_flanked`), marks its
-        stack gone (`_gone_early`); seen standing again, it was not. A stack lying still
+        empty, nothing over it and stacks in view close either side (`_flanked`), marks its
+        stack gone (`_gone_early`); seen standing again, it was not. A flank need only be in
+        view, not still: stacks seen at their places as the dealer's arm leaves them show the
+        place between is not under it. (Asked to lie still, the flanks of a stack taken a
+        group early came back into view 0.2 s too late to tell Yat Dong Dong with two groups
+        swapped from Cup Say: round 1080041 from labels.) A stack lying still
         straight ahead of its place (`SET_UP`) before the delivery stands pushed for the set-up
         (`_read_set_up`); from the delivery on, such a stack stands wherever it lies pushed,
         and its empty place ahead of the row is where it is judged gone. (From pixels a
@@ -299,6 +304,11 @@ class DeliveryPhase(FollowerBase):
 
         still = [(p, sure) for p, sure in view.stacks if lay_still(p)]
         standing = [p for p, _ in still]
+        in_view = standing + [
+            p
+            for p, _ in view.stacks
+            if any(np.linalg.norm(p - q) <= CUT.stack_place for q in round_.places)
+        ]
         tiles = np.array(view.tiles_xy).reshape(-1, 2)
         before_delivery = round_.phase == Phase.DICE
         for stack, place in enumerate(round_.places):
@@ -319,7 +329,7 @@ class DeliveryPhase(FollowerBase):
                 round_.empty_since.pop(stack, None)
                 round_.gone.pop(stack, None)
             elif not np.any(np.linalg.norm(tiles - judged_at, axis=1) <= CUT.hides):
-                if _flanked(judged_at, standing, round_.pitch):
+                if _flanked(judged_at, in_view, round_.pitch):
                     needed, early = CUT.empty_frames, CUT.gone_before
                 elif _at_open_end(stack, round_.places, standing, round_.gone, round_.pitch):
                     needed, early = CUT.end_frames, CUT.end_gone_before
@@ -488,7 +498,9 @@ class DeliveryPhase(FollowerBase):
             seen = [c for _, c in round_.standing.get(stack, [])]
             # A stack goes while the group before its last flies; one a group early goes while
             # the group before that flies, so it stood until the third group before had landed.
-            one_group = last < 4 or (len(arrivals) >= last - 3 and gone >= arrivals[last - 4])
+            one_group = stack in cut.last_alone and (
+                last < 4 or (len(arrivals) >= last - 3 and gone >= arrivals[last - 4])
+            )
             observed = (
                 f"stack {stack + 1} gone {before - gone:.1f} s before"
                 if arrived
@@ -752,7 +764,7 @@ def _pushed(xy: NDArray[np.float64], place: NDArray[np.float64]) -> bool:
 
 
 def _flanked(place: NDArray[np.float64], standing: list[NDArray[np.float64]], pitch: float) -> bool:
-    """Stacks seen standing on both sides of a place, closer together than a hand is wide
+    """Stacks seen on both sides of a place, closer together than a hand is wide
     (`CUT.flank_gap`): no arm reaching over the row could hide the place and leave both in view,
     so the place between them, seen empty, is empty."""
     left = [float(p[0]) for p in standing if p[0] < place[0]]

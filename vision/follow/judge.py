@@ -80,17 +80,24 @@ class CutView:
     """Stack (0-7) -> the group that takes its last tiles: once delivered the stack is gone."""
     stacks: dict[int, set[int]]
     """Group (1-8) -> the stacks (0-7) it takes tiles from."""
+    last_alone: frozenset[int]
+    """Stacks whose last group takes one tile of them: only there does a stack one tile short
+    (a tile missing from the set) go a group early under this cut. Where the last group takes
+    two or more, the tiles above the gap leave with their own groups and the last still finds
+    one (Yat Dong Dong, Cup Say)."""
 
     @classmethod
     def of(cls, choices: Sequence[CutChoice]) -> CutView:
         grid = choices[0].grid
+        columns = [[row[stack] for row in grid] for stack in range(len(grid[0]))]
         return cls(
             tuple(choices),
-            {stack: max(row[stack] for row in grid) for stack in range(len(grid[0]))},
+            {stack: max(column) for stack, column in enumerate(columns)},
             {
-                group: {s for s in range(len(grid[0])) if any(row[s] == group for row in grid)}
+                group: {s for s, column in enumerate(columns) if group in column}
                 for group in range(1, 9)
             },
+            frozenset(s for s, column in enumerate(columns) if column.count(max(column)) == 1),
         )
 
 
