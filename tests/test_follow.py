@@ -1602,6 +1602,16 @@ def test_the_cut_is_inferred_from_the_delivery_among_those_the_table_may_deal(
         assert all("no permitted cut fits" in str(a.observed) for a in raised)
 
 
+@pytest.mark.parametrize(("seed", "thrown"), [(1180000, 2), (1180003, 4)])
+def test_a_die_short_or_one_too_many_is_a_wrong_dice_count(seed: int, thrown: int) -> None:
+    """A fourth die of the set is no phantom between dice (`DICE.of_the_set`): its box
+    measures the set's size and the reader is sure of it, so it counts."""
+    raised, found = follow_told(seed, "nz-1998", None, {}, context=True,
+                                injected=("wrong-dice-count",))  # fmt: skip
+    assert [(a.kind, a.observed) for a in raised] == [("wrong-dice-count", f"{thrown} dice")]
+    assert len(found.dice) == thrown
+
+
 @pytest.mark.parametrize(
     ("seed", "rules", "dealt"),
     [

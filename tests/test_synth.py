@@ -190,7 +190,7 @@ def test_each_injected_irregularity_is_recorded(kind: Irregularity) -> None:
     if kind is Irregularity.WRONG_HAND_SIZE:
         assert sizes[0] == 3 and sizes[-1] == 5
     if kind is Irregularity.WRONG_DICE_COUNT:
-        assert len(truth["dice"]) == 2  # type: ignore[arg-type]
+        assert len(truth["dice"]) in (2, 4)  # type: ignore[arg-type]
     if kind is Irregularity.DICE_NOT_FLAT:
         assert truth["dice_flat"] is False
     if kind is Irregularity.HOUSE_WAY_VIOLATION:
@@ -250,6 +250,13 @@ def test_synth_cli_rejects_bad_input(args: list[str], names: str, tmp_path: Path
     run = subprocess.run([sys.executable, "-m", "paigow.cli", *args], capture_output=True,
                          text=True, check=False, cwd=tmp_path)  # fmt: skip
     assert run.returncode == 2 and names in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_wrong_dice_count_is_a_die_short_or_one_too_many() -> None:
+    """Both happen at a table: a die left in the shaker, or a fourth from the spare set."""
+    plans = [plan_round(seed, "nz-1998", ["wrong-dice-count"]) for seed in range(40)]
+    counts = Counter(len(plan.dice) for plan in plans)
+    assert set(counts) == {2, 4} and min(counts.values()) >= 10
 
 
 FIXTURE_ROUNDS = Path(__file__).parent / "fixtures" / "rounds"

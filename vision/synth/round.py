@@ -269,8 +269,9 @@ def plan_round(
     plan_irregular: list[dict[str, object]] = []
     tilt = 0.0
 
-    if Irregularity.WRONG_DICE_COUNT in kinds:
-        dice = dice[:2]
+    if Irregularity.WRONG_DICE_COUNT in kinds:  # a die short, or one too many thrown
+        count = np.random.default_rng([seed, 0x39])  # a stream of its own: the rest as before
+        dice = dice[:2] if count.random() < 0.5 else (*dice, int(count.integers(1, 7)))
         plan_irregular.append({"kind": "wrong-dice-count", "dice": list(dice)})
     if Irregularity.DICE_NOT_FLAT in kinds:
         tilt = 0.6
