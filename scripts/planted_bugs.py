@@ -243,6 +243,13 @@ BUGS = (
         ("tests/test_follow.py", "-k", "rules_that_cut_out"),
     ),
     Bug(
+        "a-die-read-leaning-unsure-leans-whatever-its-box",
+        "vision/follow/dice.py",
+        "        if _median_flat(die) < DICE.lean_sure",
+        "        if _median_flat(die) < DICE.leaning_below",
+        ("tests/test_follow.py", "-k", "leans_only"),
+    ),
+    Bug(
         "one-face-up-taken-for-the-hand",
         "vision/follow/hands.py",
         "            if len(rows) < 2 and backs[zone]:",

@@ -29,7 +29,7 @@ from vision.follow.delivery import (
     _lifted_for_another,
     _somewhere_new,
 )
-from vision.follow.dice import DieSighting, _pool_dice
+from vision.follow.dice import DieSighting, _leaning, _pool_dice
 from vision.follow.exposure import DOUBTED, FaceTrack, Sighting, _follow_faces
 from vision.follow.follower import PLAQUE_LOOKS
 from vision.follow.hands import _one_per_place, _pressed
@@ -1121,7 +1121,30 @@ def test_dice_pooled_over_frames(frames: list, dice: list | str) -> None:  # typ
         assert pooled is None
     else:
         assert pooled is not None
-        assert [[label for label, _ in die] for die in pooled] == dice
+        assert [[s.label for s in die] for die in pooled] == dice
+
+
+def _die(flat: float, side: float) -> list[DieSighting]:
+    """A die seen in five frames at one place, read as sure as `flat` that it lies flat."""
+    return [DieSighting("die-3", np.zeros(2), flat, 0.99, side)] * 5
+
+
+@pytest.mark.parametrize(
+    ("flat", "side", "leaning"),
+    [
+        (0.95, 16.0, False),
+        (0.01, 16.0, True),  # read leaning for sure: leaning, whatever its box
+        (0.34, 16.0, False),  # read leaning unsure, the set's size: 1100199, a flat die
+        (0.34, 14.0, True),  # unsure, but its box 0.88 of the set's: it shows another outline
+        (0.34, 17.3, True),  # or 1.08 of it
+        (0.95, 14.0, False),  # a box off the set's alone is no sign of leaning
+    ],
+)
+def test_a_die_read_leaning_unsure_leans_only_where_its_box_is_off_the_sets(
+    flat: float, side: float, leaning: bool
+) -> None:
+    dice = [_die(0.97, 16.0), _die(flat, side), _die(0.98, 16.0)]
+    assert _leaning(dice) == ([1] if leaning else [])
 
 
 @pytest.mark.parametrize(

@@ -143,8 +143,8 @@ class Round:
     dice_flat: bool = True
     dice_agreement: float = 1.0
     """The least share of a die's sightings that read its value: how sure the dice reading is."""
-    pooled: list[list[tuple[str, float]]] = field(default_factory=list)
-    """The dice lying still, each with its (label, flatness) sightings, until they are read."""
+    pooled: list[list[DieSighting]] = field(default_factory=list)
+    """The dice lying still, each with its sightings, until they are read."""
     still_from: int = 0
     """Index in `dice_frames` of the first frame the dice were seen lying still."""
     dice_since: float = 0.0

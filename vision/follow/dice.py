@@ -60,6 +60,18 @@ class DiceSettings:
     at 0.97 or more), the four phantoms at 0.26-0.30. Both signs are asked for, so a die of a
     look the reader does not know (read unsure) or a smaller die thrown with the set (read
     sure) still counts."""
+    lean_sure: float = 0.2
+    """A die read leaning (`leaning_below`) is leaning outright where the flatness reader reads
+    it under this; read between this and `leaning_below`, it leans only if its box also
+    departs from the set's (`lean_size_off`). Leaning dice from pixels read 0.00-0.01 (46 dice
+    in 924 cached rounds); the two flat dice read leaning read 0.32 and 0.34 (clean round
+    910013, 1100199), each a false `dice-not-flat`."""
+    lean_size_off: float = 0.05
+    """How far a die's box (median side on the table) must depart from the other dice's, as a
+    share, to count as a second sign of leaning: a die on its edge shows the table another
+    outline. Leaning dice measured 0.86-0.94 of the others; 1100199's flat die read leaning
+    0.99. Either way counts, smaller or larger: our renderer's leaning dice are boxed smaller,
+    a real one tipped on a tile may be boxed larger."""
 
 
 DICE = DiceSettings()
@@ -108,11 +120,11 @@ class DicePhase(FollowerBase):
             return
         self._read_dice(t, round_.pooled, out)
 
-    def _read_dice(self, t: float, dice: list[list[tuple[str, float]]], out: list[Raised]) -> None:
+    def _read_dice(self, t: float, dice: list[list[DieSighting]], out: list[Raised]) -> None:
         """The pooled dice's values and flatness, their alerts, and the first position."""
         round_ = self.round
         assert round_ is not None
-        votes = [Counter(label for label, _ in die) for die in dice]
+        votes = [Counter(s.label for s in die) for die in dice]
         round_.dice = [int(v.most_common(1)[0][0].split("-")[1]) for v in votes]
         round_.dice_agreement = min(
             (v.most_common(1)[0][1] / v.total() for v in votes), default=0.0
@@ -153,8 +165,8 @@ class DicePhase(FollowerBase):
 
 def _pool_dice(
     frames: list[list[DieSighting]], *, still: bool = False
-) -> list[list[tuple[str, float]]] | None:
-    """The dice of a window of frames, left to right, each with its (label, flatness) sightings:
+) -> list[list[DieSighting]] | None:
+    """The dice of a window of frames, left to right, each with its sightings:
     a die is a place (within `DICE.die_place` mm) seen in at least `DICE.seen` of the frames, so a
     die the detector misses now and then still counts, and a one-frame phantom does not; a place
     within `DICE.die_apart` of a steadier one is that die again, and one too small for the set
@@ -186,30 +198,45 @@ def _pool_dice(
             return None
     dice = _of_the_set([[s for s, _ in die] for die in dice])
     dice.sort(key=lambda die: float(np.mean([s.xy[0] for s in die])))
-    return [[(s.label, s.flat) for s in die] for die in dice]
+    return dice
 
 
 def _of_the_set(dice: list[list[DieSighting]]) -> list[list[DieSighting]]:
     """The places that are dice of the set: not one whose box measures under `DICE.of_the_set`
     of the others' and which the reader is unsure of (`DICE.unsure_below`), a shadow or a
     reflection in the gap between dice that the detector boxes in frame after frame."""
+    return [
+        die
+        for die, share in zip(dice, _shares_of_the_set(dice), strict=True)
+        if not (share < DICE.of_the_set and np.median([s.sure for s in die]) < DICE.unsure_below)
+    ]
+
+
+def _shares_of_the_set(dice: list[list[DieSighting]]) -> list[float]:
+    """Each die's box (median side on the table) as a share of the other dice's (their median);
+    1 for a die alone."""
     sides = [float(np.median([s.side for s in die])) for die in dice]
-    kept = []
-    for k, die in enumerate(dice):
-        others = sides[:k] + sides[k + 1 :]
-        small = bool(others) and sides[k] < DICE.of_the_set * float(np.median(others))
-        if not (small and float(np.median([s.sure for s in die])) < DICE.unsure_below):
-            kept.append(die)
-    return kept
+    return [
+        sides[k] / float(np.median(sides[:k] + sides[k + 1 :])) if len(sides) > 1 else 1.0
+        for k in range(len(sides))
+    ]
 
 
-def _leaning(dice: list[list[tuple[str, float]]]) -> list[int]:
-    """The dice whose median flatness over their sightings is under `DICE.leaning_below`."""
-    return [k for k, die in enumerate(dice) if _median_flat(die) < DICE.leaning_below]
+def _leaning(dice: list[list[DieSighting]]) -> list[int]:
+    """The dice whose median flatness over their sightings is under `DICE.leaning_below`: under
+    `DICE.lean_sure` outright, above it only where the die's box also departs from the set's
+    by `DICE.lean_size_off` (two signs, as for a phantom die: an unsure read alone made false
+    alerts)."""
+    return [
+        k
+        for k, (die, share) in enumerate(zip(dice, _shares_of_the_set(dice), strict=True))
+        if _median_flat(die) < DICE.lean_sure
+        or (_median_flat(die) < DICE.leaning_below and abs(share - 1) >= DICE.lean_size_off)
+    ]
 
 
-def _median_flat(die: list[tuple[str, float]]) -> float:
-    return float(np.median([f for _, f in die]))
+def _median_flat(die: list[DieSighting]) -> float:
+    return float(np.median([s.flat for s in die]))
 
 
 def _side(table: TableConfig, corners: NDArray[np.float64]) -> float:
