@@ -1338,7 +1338,8 @@ def test_a_cached_round_is_followed_as_the_rendered_one(
     """The accuracy run's cache keeps what the follower saw, so a rerun from it raises the same
     without rendering a frame."""
     stamp = accuracy._cache_stamp("labels")
-    job = (12, "rws-2018", "foreign-tile", "labels", (1280, 720), (str(tmp_path), stamp), False)
+    job = (12, "rws-2018", "foreign-tile", "labels", (1280, 720), (str(tmp_path), stamp, True),
+           False)  # fmt: skip
     rendered = run_round(job)
     named = f"12-rws-2018-foreign-tile-1280x720-labels-{accuracy._simulator_digest()}.pkl"
     assert [p.name for p in tmp_path.iterdir()] == [named]
@@ -1352,8 +1353,15 @@ def test_a_cached_round_is_followed_as_the_rendered_one(
     assert cached.raised == rendered.raised == ["foreign-tile"]
     assert (cached.latency, cached.hands_exact) == (rendered.latency, rendered.hands_exact)
     monkeypatch.setattr(accuracy, "_simulator_digest", lambda: "changed")  # renders anew
-    job = (*job[:5], (str(tmp_path), accuracy._cache_stamp("labels")), False)
+    job = (*job[:5], (str(tmp_path), accuracy._cache_stamp("labels"), True), False)
     assert run_round(job).raised == ["foreign-tile"] and len(list(tmp_path.iterdir())) == 2
+    # `--cache-stamp`: the rounds cached under the first stamp are followed, never detected
+    old = (str(tmp_path), stamp, False)
+    with monkeypatch.context() as patch:
+        patch.setattr(Studio, "frame", no_rendering)
+        assert run_round((*job[:5], old, False)).raised == ["foreign-tile"]
+        missing = run_round((13, "rws-2018", None, "labels", (1280, 720), old, False))
+    assert missing.error == f"not in the cache under stamp {stamp}"
 
 
 def test_chosen_rounds_are_followed_alone_and_reported_a_line_each(

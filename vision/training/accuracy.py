@@ -173,7 +173,7 @@ def evidence_time(studio: Studio, kind: str) -> float:
 
 
 def run_round(
-    args: tuple[int, str, str | None, str, tuple[int, int], tuple[str, str] | None, bool],
+    args: tuple[int, str, str | None, str, tuple[int, int], tuple[str, str, bool] | None, bool],
 ) -> Outcome:
     """Follow one simulated round. With context (the last of `args`), the round draws who banks
     and its cut as its rule book says, and the follower is told only the table's configuration
@@ -182,12 +182,12 @@ def run_round(
     started = time.perf_counter()
     studio = Studio.of(seed, rules, [injected] if injected else [], resolution, context=context)
     truth = ground_truth(studio.plan)
-    key = f"{seed}-{rules}-{injected or 'clean'}-{resolution[0]}x{resolution[1]}"
+    key = _round_key(seed, rules, injected, resolution, context)
     planned, declined = injected, None
     if injected and injected not in {i["kind"] for i in truth["irregularities"]}:  # type: ignore[attr-defined]
         injected, declined = None, planned
-    key += "-context" if context else ""
-    seen = _seen(studio, rules, source, Path(cached[0]) / f"{key}-{cached[1]}" if cached else None)
+    path, detect = (Path(cached[0]) / f"{key}-{cached[1]}", cached[2]) if cached else (None, True)
+    seen = _seen(studio, rules, source, path, detect=detect)
     if isinstance(seen.table, str):
         return Outcome(seed, rules, injected, [], {}, 0, 0, False, 0.0, 0, seen.table)
     if context:
@@ -283,15 +283,29 @@ class Seen:
     first_face: float | None
 
 
-def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
+def _round_key(
+    seed: int, rules: str, injected: str | None, resolution: tuple[int, int], context: bool
+) -> str:
+    """A planned round's name in the cache, before its stamp."""
+    key = f"{seed}-{rules}-{injected or 'clean'}-{resolution[0]}x{resolution[1]}"
+    return key + ("-context" if context else "")
+
+
+def _seen(
+    studio: Studio, rules: str, source: str, cache: Path | None, *, detect: bool = True
+) -> Seen:
     """Calibrate and detect a round's frames; with `cache` (a round's key and `_cache_stamp`),
     they are kept on disk, so that a change to the round logic alone is measured over hundreds
-    of rounds from pixels in minutes instead of an hour."""
+    of rounds from pixels in minutes instead of an hour. Without `detect`, a round the cache
+    does not hold fails: its detections were to come from models no longer shipped."""
     path = None
     if cache is not None:
         path = cache.with_name(cache.name + ".pkl")
         if path.is_file():  # plain fields: `Seen` is `__main__.Seen` under `python3 -m`
             return Seen(*pickle.loads(path.read_bytes()))
+        if not detect:
+            stamp = "-".join(cache.name.rsplit("-", 2)[-2:])
+            return Seen(f"not in the cache under stamp {stamp}", [], None)
     table: TableConfig | str = "no frame"
     for t in (0.0, 1.0, 2.0, 25.0):  # as an installer would: a frame where the markers show
         image, _, _ = studio.frame(t)
@@ -325,6 +339,31 @@ def _seen(studio: Studio, rules: str, source: str, cache: Path | None) -> Seen:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(pickle.dumps((seen.table, seen.frames, seen.first_face)))
     return seen
+
+
+def _note_stale(
+    cache: Path,
+    stamp: str,
+    planned: list[tuple[int, str, str | None]],
+    resolution: tuple[int, int],
+    context: bool,
+) -> None:
+    """Say, on one line, when the cache holds planned rounds only under other stamps: they are
+    detected again (an hour for a few hundred from pixels) unless `--cache-stamp` names one."""
+    keys = [_round_key(seed, rules, kind, resolution, context) for seed, rules, kind in planned]
+    other = Counter(
+        found.name[len(key) + 1 : -len(".pkl")]
+        for key in keys
+        if not (cache / f"{key}-{stamp}.pkl").is_file()
+        for found in cache.glob(f"{key}-*.pkl")
+    )
+    if other:
+        stamps = ", ".join(f"{s} ({n})" for s, n in other.most_common())
+        print(
+            f"note: {cache} holds planned rounds only under other stamps: {stamps}; they are "
+            "detected again (--cache-stamp STAMP follows those instead)",
+            file=sys.stderr,
+        )
 
 
 def _cache_stamp(source: str) -> str:
@@ -756,7 +795,16 @@ def main(argv: list[str] | None = None) -> int:
         help="keep each round's detections here: a rerun after a change to the round logic "
         "alone then takes minutes",
     )
+    parser.add_argument(
+        "--cache-stamp",
+        metavar="STAMP",
+        help="follow the detections --cache holds under this stamp (made by models or a "
+        "simulator since changed; the stamp ends each cached file's name) instead of detecting "
+        "the rounds again; a round not cached under it fails",
+    )
     args = parser.parse_args(argv)
+    if args.cache_stamp and not args.cache:
+        parser.error("--cache-stamp needs --cache: the folder the stamped rounds are in")
     width, height = (int(v) for v in args.resolution.split("x"))
     kinds = [Irregularity(kind) for kind in args.only] if args.only else INJECTABLE
     planned = plan_rounds(args.rounds, args.clean_share, args.first_seed, kinds)
@@ -770,7 +818,11 @@ def main(argv: list[str] | None = None) -> int:
         if not args.context:
             parser.error("--with-off needs --context: only a drawn context has a box out of play")
         planned = [job for job in planned if _has_off_box(*job)]
-    cached = (args.cache, _cache_stamp(args.source)) if args.cache else None
+    cached = None
+    if args.cache:
+        cached = (args.cache, args.cache_stamp or _cache_stamp(args.source), not args.cache_stamp)
+        if not args.cache_stamp:
+            _note_stale(Path(args.cache), cached[1], planned, (width, height), args.context)
     jobs = [(*job, args.source, (width, height), cached, args.context) for job in planned]
     started = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
