@@ -352,10 +352,11 @@ def _note_stale(
     detected again (an hour for a few hundred from pixels) unless `--cache-stamp` names one."""
     keys = [_round_key(seed, rules, kind, resolution, context) for seed, rules, kind in planned]
     other = Counter(
-        found.name[len(key) + 1 : -len(".pkl")]
+        rest
         for key in keys
         if not (cache / f"{key}-{stamp}.pkl").is_file()
         for found in cache.glob(f"{key}-*.pkl")
+        if (rest := found.name[len(key) + 1 : -len(".pkl")]).count("-") == stamp.count("-")
     )
     if other:
         stamps = ", ".join(f"{s} ({n})" for s, n in other.most_common())
