@@ -1364,6 +1364,27 @@ def test_a_cached_round_is_followed_as_the_rendered_one(
     assert missing.error == f"not in the cache under stamp {stamp}"
 
 
+@pytest.mark.parametrize(
+    ("cached", "noted"),
+    [
+        (["12-rws-2018-clean-1280x720-context-aaa-bbb.pkl"], "aaa-bbb (1)"),
+        (["12-rws-2018-clean-1280x720-context-now-sim.pkl"], None),  # under today's stamp
+        (["12-rws-2018-clean-1280x720-context-x-aaa-bbb.pkl"], None),  # another round's
+        ([], None),
+    ],
+)
+def test_a_cache_holding_the_rounds_only_under_other_stamps_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cached: list[str], noted: str | None
+) -> None:
+    """Rounds cached by earlier models are detected again, an hour for a few hundred: the run
+    says so before it starts, and which stamp `--cache-stamp` would follow instead."""
+    for name in cached:
+        (tmp_path / name).write_bytes(b"")
+    accuracy._note_stale(tmp_path, "now-sim", [(12, "rws-2018", None)], (1280, 720), True)
+    err = capsys.readouterr().err
+    assert (noted in err) if noted else err == ""
+
+
 def test_chosen_rounds_are_followed_alone_and_reported_a_line_each(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
