@@ -245,8 +245,8 @@ BUGS = (
     Bug(
         "a-die-read-leaning-unsure-leans-whatever-its-box",
         "vision/follow/dice.py",
-        "        if _median_flat(die) < DICE.lean_sure",
-        "        if _median_flat(die) < DICE.leaning_below",
+        "        if flat < DICE.lean_sure",
+        "        if flat < DICE.leaning_below",
         ("tests/test_follow.py", "-k", "leans_only"),
     ),
     Bug(

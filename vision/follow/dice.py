@@ -227,11 +227,12 @@ def _leaning(dice: list[list[DieSighting]]) -> list[int]:
     `DICE.lean_sure` outright, above it only where the die's box also departs from the set's
     by `DICE.lean_size_off` (two signs, as for a phantom die: an unsure read alone made false
     alerts)."""
+    flats = [_median_flat(die) for die in dice]
     return [
         k
-        for k, (die, share) in enumerate(zip(dice, _shares_of_the_set(dice), strict=True))
-        if _median_flat(die) < DICE.lean_sure
-        or (_median_flat(die) < DICE.leaning_below and abs(share - 1) >= DICE.lean_size_off)
+        for k, (flat, share) in enumerate(zip(flats, _shares_of_the_set(dice), strict=True))
+        if flat < DICE.lean_sure
+        or (flat < DICE.leaning_below and abs(share - 1) >= DICE.lean_size_off)
     ]
 
 
@@ -239,19 +240,16 @@ def _median_flat(die: list[DieSighting]) -> float:
     return float(np.median([s.flat for s in die]))
 
 
-def _side(table: TableConfig, corners: NDArray[np.float64]) -> float:
-    """A die box's mean side on the table, in millimetres."""
-    return float(box_sides(table.to_table(corners)[None]).mean())
+def _die_sides(table: TableConfig, corners: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A die box's longer and shorter side on the table, in millimetres."""
+    return box_sides(table.to_table(corners)[None])[0]
 
 
-def _flat_by_shape(table: TableConfig, corners: NDArray[np.float64]) -> float:
-    """1 if a die's top face is square on the table, else 0: for exact boxes (the simulator's
-    labels); the detector's die boxes are too rough for it (flat dice measured 0.78-0.99), so
-    from pixels the flatness reader decides."""
-    top = table.to_table(corners)
-    lengths = np.linalg.norm(np.roll(top, -1, axis=0) - top, axis=1)
-    a, b = (lengths[0] + lengths[2]) / 2, (lengths[1] + lengths[3]) / 2
-    return float(min(a, b) / max(a, b, 1e-9) >= DICE.flat_aspect)
+def _flat_by_shape(sides: NDArray[np.float64]) -> float:
+    """1 if a die's top face (its box's longer and shorter side) is square on the table, else 0:
+    for exact boxes (the simulator's labels); the detector's die boxes are too rough for it
+    (flat dice measured 0.78-0.99), so from pixels the flatness reader decides."""
+    return float(sides[1] / max(sides[0], 1e-9) >= DICE.flat_aspect)
 
 
 def _dice(values: list[int]) -> str:

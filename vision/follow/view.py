@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from vision.detections import Detections
 from vision.follow.base import HAND_ZONES
 from vision.follow.delivery import CUT
-from vision.follow.dice import DieSighting, _flat_by_shape, _side
+from vision.follow.dice import DieSighting, _die_sides, _flat_by_shape
 from vision.follow.exposure import DOUBTED, FACES, UNREAD, Sighting
 from vision.table import TableConfig
 
@@ -76,14 +76,12 @@ class View:
             if label.startswith("die-"):
                 if zone == "dice":
                     dice += 1
-                    flat = (
-                        float(seen.flat[i])
-                        if len(seen.flat)
-                        else _flat_by_shape(table, seen.corners[i])
-                    )
-                    side = _side(table, seen.corners[i])
+                    sides = _die_sides(table, seen.corners[i])
+                    flat = float(seen.flat[i]) if len(seen.flat) else _flat_by_shape(sides)
                     dice_read.append(
-                        DieSighting(label, seen.table_xy[i], flat, float(scores[i]), side)
+                        DieSighting(
+                            label, seen.table_xy[i], flat, float(scores[i]), float(sides.mean())
+                        )
                     )
                 continue
             tiles += 1
