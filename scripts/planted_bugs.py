@@ -243,6 +243,13 @@ BUGS = (
         ("tests/test_follow.py", "-k", "rules_that_cut_out"),
     ),
     Bug(
+        "a-twin-photograph-told-only-unturned",
+        "vision/training/real_dice.py",
+        "    return [np.stack(p, 1) for a, b in quarter for p in ((a, b), (1 - a, b))]",
+        "    return [np.stack((x, y), 1)]",
+        ("tests/test_real_dice.py", "-k", "twin"),
+    ),
+    Bug(
         "a-die-read-leaning-unsure-leans-whatever-its-box",
         "vision/follow/dice.py",
         "        if flat < DICE.lean_sure",

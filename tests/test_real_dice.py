@@ -17,17 +17,21 @@ from vision.labels import PLUS_4
 from vision.training.real_dice import (
     CARRIED_LIGHT_EVERY,
     DARK_BACKGROUND,
+    SHEET_CELL,
+    SHEET_ROW,
     STORED_BOX_PX,
     TABLE_BOX_PX,
     background,
     carry,
     found_at_table_scale,
     free_place,
+    misread_sheet,
     paste,
     photos,
     read_at_table_scale,
     read_by_size,
     shrink,
+    twins,
     write_photo,
 )
 from vision.training.train import prepare_detector
@@ -154,6 +158,79 @@ def test_the_reader_at_the_tables_scale_counts_dark_and_light_photographs_apart(
     read = read_at_table_scale(Reader(), tmp_path)
     assert (read["dark"]["dice"], read["light"]["dice"]) == (2, 1)
     assert read["dark"]["read_right"] in (0.0, 0.5, 1.0) and read["light"]["read_right"] in (0, 1)
+
+
+@pytest.mark.parametrize(
+    ("reads", "drawn", "rows"),
+    [
+        (["die-1", "die-2", "die-3"], 0, 0),  # every crop read right: no sheet
+        (["die-6", "die-2", "die-3"], 1, 1),
+        (["die-6", "die-6", "die-6"], 3, 1),
+        (["die-6", "die-6", "die-6"] * (SHEET_ROW // 3 + 1), SHEET_ROW + 3, 2),
+    ],
+)
+def test_the_misread_sheet_shows_each_misread_crop_and_no_other(
+    tmp_path: Path, reads: list[str], drawn: int, rows: int
+) -> None:
+    readings = []
+    for index, read in enumerate(reads):
+        truth = f"die-{index % 3 + 1}"
+        crop = np.full((64, 64, 3), 40 * (index % 3 + 1), np.uint8)  # grey by its label
+        path = tmp_path / truth / f"crop_{index}_0.png"
+        path.parent.mkdir(exist_ok=True)
+        cv2.imwrite(str(path), crop)
+        readings.append((path, truth, read))
+    sheet = tmp_path / "sheet.jpg"
+    assert misread_sheet(readings, sheet) == drawn
+    if not drawn:
+        assert not sheet.exists()
+        return
+    image = cv2.imread(str(sheet))
+    assert image.shape[:2] == (rows * (SHEET_CELL + 18), SHEET_ROW * SHEET_CELL)
+    first_misread = next(i for i, r in enumerate(reads) if r != f"die-{i % 3 + 1}")
+    centre = image[18 + SHEET_CELL // 2, SHEET_CELL // 2]
+    assert abs(int(centre[0]) - 40 * (first_misread % 3 + 1)) <= 3  # that crop, first
+
+
+DICE = [(100, 80, 40), (300, 400, 40), (500, 150, 40)]
+
+
+def quarter_turned(dice: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    return [(y, 640 - x - side, side) for x, y, side in dice]  # as np.rot90 turns the image
+
+
+def mirrored(dice: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    return [(640 - x - side, y, side) for x, y, side in dice]
+
+
+@pytest.mark.parametrize(
+    ("theirs", "their_values", "ours", "our_values", "twin"),
+    [
+        (DICE, [1, 2, 3], DICE, [1, 2, 3], True),
+        (DICE, [1, 2, 3], quarter_turned(DICE), [1, 2, 3], True),
+        (DICE, [1, 2, 3], mirrored(quarter_turned(DICE)), [1, 2, 3], True),
+        (DICE, [1, 2, 3], [(x + 8, y, s) for x, y, s in DICE], [1, 2, 3], True),  # 1.25% off
+        (DICE, [1, 2, 3], [(x + 20, y, s) for x, y, s in DICE], [1, 2, 3], False),  # 3% off
+        (DICE, [1, 2, 3], DICE, [1, 2, 4], False),  # the same places, a die of another value
+        (DICE, [1, 2, 3], DICE[:2], [1, 2], False),  # a die fewer
+        (DICE[:1], [1], DICE[:1], [1], None),  # one die: its place tells nothing
+    ],
+)
+def test_a_photograph_is_a_twin_where_the_same_dice_lie_at_the_same_places_turned_or_not(
+    tmp_path: Path,
+    theirs: list[tuple[int, int, int]],
+    their_values: list[int],
+    ours: list[tuple[int, int, int]],
+    our_values: list[int],
+    twin: bool | None,
+) -> None:
+    write_photo(tmp_path / "train", "theirs", *photograph(60, theirs), their_values)
+    write_photo(
+        tmp_path / "other", "other", *photograph(60, [(40, 40, 40), (560, 560, 40)]), [1, 2]
+    )
+    write_photo(tmp_path / "test", "ours", *photograph(60, ours), our_values)
+    train = photos(tmp_path / "train") + photos(tmp_path / "other")
+    assert twins(photos(tmp_path / "test"), train) == [twin]
 
 
 def table_photos(tmp_path: Path) -> Path:

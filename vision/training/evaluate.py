@@ -553,6 +553,8 @@ right). Targets: >= 99.5% each, and >= 99% with the family left out of training
 Real dice photographs (`scripts/fetch_real_dice.py`: the test split of N3VERS4YDIE/dice-recognition,
 CC BY 4.0, never trained on), read as the box reads them on the labelled boxes: {100 * real["accuracy"]:.1f}% of
 {real["total"]} dice read right (target >= 97%). Commonest misreads: {", ".join(f"`{k}` {v}" for k, v in real["misreads"].items())}.
+Most of the split's photographs are train photographs again, and most dice it misreads show no
+countable pip: `models/MODEL_CARD.md`, "What the real test split measures".
 """
     if table:
         rows = "\n".join(

@@ -238,6 +238,44 @@ def picture(detector, reader, photo_folder: Path, frames: Path, out: Path,
     cv2.imwrite(str(out), np.vstack(rows), [cv2.IMWRITE_JPEG_QUALITY, 85])
 
 
+TWIN_APART = 0.02
+"""Share of a photograph's side within which each die of one photograph must lie of a die of
+another, for the two to be one photograph twice (`twins`): 13 px of the published 640. The
+stored photographs are 50-60 px across, and rounding their side moves a die's centre up to 1%
+of it. Photographs of two dice or more are told so. Of the test split's 528 such photographs,
+468 have a train photograph with the same values at the same places (465 within 6 px on the
+published labels). Their greys at 32 x 32 px agree with that photograph's (one minus the
+correlation) within 0.06, half of them within 0.002; the 60 without one lie 0.038 or more from
+every train photograph."""
+SHEET_CELL, SHEET_ROW = 128, 12
+"""Each misread crop's side on the sheet (`misread_sheet`, twice the reader's 64 px, so a
+person sees its pips, or that there are none) and the crops a row."""
+
+
+def misread_sheet(readings: list[tuple[Path, str, str]], out: Path) -> int:
+    """Every misread crop of `readings` (`crop_readings`: path, label, read) drawn on one
+    sheet at `out`, each under `label>read`, in the order read: for a person to judge whether
+    the photograph shows the die's pips at all, or shows other pips than its label says.
+    Returns how many were drawn; no sheet where none was misread."""
+    cells = []
+    for path, truth, read in readings:
+        if read == truth:
+            continue
+        crop = cv2.resize(_image(path), (SHEET_CELL, SHEET_CELL), interpolation=cv2.INTER_CUBIC)
+        cell = np.full((SHEET_CELL + 18, SHEET_CELL, 3), 255, np.uint8)
+        cell[18:] = crop
+        caption = f"{truth.removeprefix('die-')}>{read.removeprefix('die-')} {path.stem[-12:]}"
+        cv2.putText(cell, caption, (2, 13), cv2.FONT_HERSHEY_PLAIN, 0.8, (0, 0, 0), 1)
+        cells.append(cell)
+    drawn = len(cells)
+    if cells:
+        cells += [np.full_like(cells[0], 255)] * (-drawn % SHEET_ROW)
+        rows = [np.hstack(cells[k : k + SHEET_ROW]) for k in range(0, len(cells), SHEET_ROW)]
+        out.parent.mkdir(parents=True, exist_ok=True)
+        cv2.imwrite(str(out), np.vstack(rows), [cv2.IMWRITE_JPEG_QUALITY, 90])
+    return drawn
+
+
 CARRIED_LIGHT_EVERY, CARRIED_VAL = 12, 200
 """What travels to a GPU machine (the working tree and everything carried fit in 64 MiB): every
 dark training photograph (8 MiB), every 12th light one (their dice are small in the photograph,
@@ -290,6 +328,70 @@ def read_by_size(reader: Reader, crops: Path, table: Path) -> list[dict[str, flo
             for low, (n, r) in zip(SIZE_BANDS, counts, strict=True)]  # fmt: skip
 
 
+def _centres(photo: Photo) -> NDArray[np.float64]:
+    """Its dice's centres as shares of the photograph's side (every one is square)."""
+    side = _image(photo.path).shape[1]
+    return np.array([((x0 + x1) / 2, (y0 + y1) / 2) for x0, y0, x1, y1 in photo.boxes]) / side
+
+
+def _turned(centres: NDArray[np.float64]) -> list[NDArray[np.float64]]:
+    """The centres under each of the square's eight turns and mirrorings."""
+    x, y = centres.T
+    quarter = [(x, y), (1 - y, x), (1 - x, 1 - y), (y, 1 - x)]
+    return [np.stack(p, 1) for a, b in quarter for p in ((a, b), (1 - a, b))]
+
+
+def twins(split: list[Photo], train: list[Photo]) -> list[bool | None]:
+    """For each photograph of `split`: whether `train` holds it again, its dice at the same
+    places (within `TWIN_APART`, turned or mirrored as a whole) with the same values; None for
+    a photograph of one die, whose twin its place cannot tell."""
+    by_count: dict[int, list[tuple[NDArray[np.float64], NDArray[np.int64]]]] = {}
+    for photo in train:
+        by_count.setdefault(len(photo.values), []).append((_centres(photo), np.array(photo.values)))
+    found: list[bool | None] = []
+    for photo in split:
+        if len(photo.values) < 2:
+            found.append(None)
+            continue
+        values = np.array(photo.values)
+        turns = _turned(_centres(photo))
+        found.append(False)
+        for centres, their_values in by_count.get(len(values), []):
+            for turned in turns:
+                apart = np.linalg.norm(turned[:, None] - centres[None], axis=2)
+                nearest = apart.argmin(1)
+                if (apart.min(1) < TWIN_APART).all() and (apart.min(0) < TWIN_APART).all():
+                    found[-1] = bool((values == their_values[nearest]).all())
+                    break
+            if found[-1]:
+                break
+    return found
+
+
+def read_by_twin(
+    reader: Reader, crops: Path, table: Path, train: Path
+) -> dict[str, dict[str, float]]:
+    """The reader on a split's labelled dice (`crops`), apart by whether their photograph
+    (`table`: the split's stored photographs) is one the train split's (`train`) holds again
+    (`twins`): a reader measured on photographs it trained on measures what it learnt of
+    them, not how it reads dice it never saw."""
+    from vision.training.families import crop_readings
+
+    stored = photos(table)
+    group = {"twin": "in train too", "apart": "not in train", "one": "one die (not told)"}
+    of_photo = {
+        photo.path.stem[:40]: group["one" if twin is None else "twin" if twin else "apart"]
+        for photo, twin in zip(stored, twins(stored, photos(train)), strict=True)
+    }
+    counts = {name: [0, 0] for name in group.values()}
+    for path, truth, read in crop_readings(reader, crops):
+        tally = counts[of_photo[path.stem.rsplit("_", 2)[0]]]
+        tally[0] += 1
+        tally[1] += read == truth
+    return {name: {"dice": n, "read_right": round(r / n, 4) if n else 0.0}
+            for name, (n, r) in counts.items()}  # fmt: skip
+
+
 def read_at_table_scale(reader: Reader, table: Path) -> dict[str, dict[str, float]]:
     """The reader on each stored photograph's labelled dice, the photograph shrunk to the
     table's scale as `table_scenes` shrinks it: the reading `found_at_table_scale` would get
@@ -328,6 +430,15 @@ def main() -> int:
                         help="read the split's labelled crops (datasets/real-dice/reader/test) "
                         "as the box reads dice, by the die's size in its photograph (--photos: "
                         "the same split's stored photographs)")  # fmt: skip
+    parser.add_argument("--misreads", type=Path, metavar="CROPS",
+                        help="draw the split's misread crops (datasets/real-dice/reader/test), "
+                        "as the box reads dice, on one sheet (--sheet)")  # fmt: skip
+    parser.add_argument("--sheet", type=Path, default=Path("runs/real-dice/misreads.jpg"))
+    parser.add_argument("--reader-by-twin", type=Path, metavar="CROPS",
+                        help="read the split's labelled crops as the box reads dice, apart by "
+                        "whether their photograph (--photos) is in the train split too "
+                        "(--train)")  # fmt: skip
+    parser.add_argument("--train", type=Path, default=Path("datasets/real-dice/table/train"))
     parser.add_argument("--reader-at-table-scale", action="store_true",
                         help="read --photos' labelled dice, shrunk to the table's scale, on "
                         "their true boxes (no detector)")  # fmt: skip
@@ -335,15 +446,33 @@ def main() -> int:
     if args.carry:
         print(json.dumps(carry(args.carry, args.out)))
         return 0
-    if args.reader_by_size or args.reader_at_table_scale:
-        if args.photos is None or not (args.photos / "photos.jsonl").is_file():
-            print("--reader-by-size and --reader-at-table-scale need --photos: a split's stored "
-                  "photographs (scripts/fetch_real_dice.py)", file=sys.stderr)  # fmt: skip
+    if args.misreads:
+        if not args.misreads.is_dir():
+            print(f"no {args.misreads}: fetch the photographs (scripts/fetch_real_dice.py)",
+                  file=sys.stderr)  # fmt: skip
+            return 2
+        from vision.detector import Reader
+        from vision.training.families import crop_readings
+
+        readings = crop_readings(Reader(), args.misreads)
+        drawn = misread_sheet(readings, args.sheet)
+        print(f"{drawn} of {len(readings)} crops misread" + (f": {args.sheet}" if drawn else ""))
+        return 0
+    if args.reader_by_size or args.reader_at_table_scale or args.reader_by_twin:
+        needed = [args.photos] + ([args.train] if args.reader_by_twin else [])
+        if any(p is None or not (p / "photos.jsonl").is_file() for p in needed):
+            print("--reader-by-size, --reader-by-twin and --reader-at-table-scale need --photos "
+                  "(and --train): splits' stored photographs (scripts/fetch_real_dice.py)",
+                  file=sys.stderr)  # fmt: skip
             return 2
         from vision.detector import Reader
 
-        read = (read_by_size(Reader(), args.reader_by_size, args.photos) if args.reader_by_size
-                else read_at_table_scale(Reader(), args.photos))  # fmt: skip
+        if args.reader_by_twin:
+            read = read_by_twin(Reader(), args.reader_by_twin, args.photos, args.train)
+        elif args.reader_by_size:
+            read = read_by_size(Reader(), args.reader_by_size, args.photos)
+        else:
+            read = read_at_table_scale(Reader(), args.photos)
         print(json.dumps(read, indent=2))
         return 0
     if args.photos is None or args.frames is None:
