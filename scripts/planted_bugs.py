@@ -243,6 +243,13 @@ BUGS = (
         ("tests/test_follow.py", "-k", "rules_that_cut_out"),
     ),
     Bug(
+        "the-gap-boxed-long-counted-as-the-stack-standing",
+        "vision/follow/delivery.py",
+        "seen = [s for s in seen if s.length <= longest]",
+        "seen = [s for s in seen if s.length <= 2 * longest]",
+        ("tests/test_follow.py", "-k", "longer_than_its_stack"),
+    ),
+    Bug(
         "a-twin-photograph-told-only-unturned",
         "vision/training/real_dice.py",
         "    return [np.stack(p, 1) for a, b in quarter for p in ((a, b), (1 - a, b))]",

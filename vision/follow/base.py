@@ -172,6 +172,9 @@ class Round:
     """Groups whose blocks have been traced back to the stacks."""
     standing: dict[int, list[tuple[float, float]]] = field(default_factory=dict)
     """Stack -> (time, the detector's confidence) of each frame it was seen standing in."""
+    lengths: dict[int, list[float]] = field(default_factory=dict)
+    """Stack -> its box's longer side (mm) in each frame it was seen still before the
+    delivery: how long the detector boxes that stack (`CUT.longer_than_itself`)."""
     empty_since: dict[int, tuple[float, int]] = field(default_factory=dict)
     """Stack -> when its place was first seen empty since it last stood, and in how many frames."""
     gone: dict[int, tuple[float, float]] = field(default_factory=dict)

@@ -89,6 +89,13 @@ class CutSettings:
     clean round 900094 (a false alert); requiring three changed no catch with labels (80 swaps
     of 780000, 790000, 820000 and 840000)."""
 
+    longer_than_itself: float = 0.02
+    """How much longer than the stack at its place was boxed before the delivery (the median of
+    its still frames, `Round.lengths`) a box there may be, from the delivery on, to be that
+    stack still standing. Once a stack beside it has gone, the detector can box the gap with
+    the stack's edge as a stack, longer: 3.5% (1100135) and 10% (1090141) longer, each a false
+    `wrong-cut-order`, where the 123 stacks rightly seen standing measured 0.97-1.005 of
+    themselves (1090000, 1100000 from pixels)."""
     before_arrival: float = 0.4
     """Seconds before a group arrives in which a stack its cut keeps standing must be seen
     (`_stacks_missed`): four analysed frames, while the block before is lifted and flies."""
@@ -174,6 +181,15 @@ class CarriedSettings:
 
 
 CARRIED = CarriedSettings()
+
+
+class StackSighting(NamedTuple):
+    """A stack's box in one frame: where it lies on the table, how sure the detector is of it
+    and its longer side there (mm)."""
+
+    xy: NDArray[np.float64]
+    sure: float
+    length: float
 
 
 @dataclass(frozen=True)
@@ -293,7 +309,9 @@ class DeliveryPhase(FollowerBase):
         pushed stack whose tops are pulled back is boxed 8-22 mm ahead, frame by frame: judged
         at one frame's distance, it went in and out of sight and its place behind, empty by
         the set-up, made a false alert in clean round 890019.) A stack not pushed counts only
-        at its place: the detector boxes a taken stack's shadow 7-10 mm off it (730067)."""
+        at its place: the detector boxes a taken stack's shadow 7-10 mm off it (730067). From
+        the delivery on, a box at a stack's place longer than that stack was boxed before it
+        (`CUT.longer_than_itself`) is the gap beside it: neither standing nor empty."""
         round_ = self.round
         assert round_ is not None
         if len(previous) < CUT.still_frames - 1:
@@ -302,28 +320,35 @@ class DeliveryPhase(FollowerBase):
         def lay_still(p: NDArray[np.float64]) -> bool:
             return all(any(np.linalg.norm(p - q) < 6.0 for q in frame) for frame in previous)
 
-        still = [(p, sure) for p, sure in view.stacks if lay_still(p)]
-        standing = [p for p, _ in still]
+        still = [s for s in view.stacks if lay_still(s.xy)]
+        standing = [s.xy for s in still]
         in_view = standing + [
-            p
-            for p, _ in view.stacks
-            if any(np.linalg.norm(p - q) <= CUT.stack_place for q in round_.places)
+            s.xy
+            for s in view.stacks
+            if any(np.linalg.norm(s.xy - q) <= CUT.stack_place for q in round_.places)
         ]
         tiles = np.array(view.tiles_xy).reshape(-1, 2)
         before_delivery = round_.phase == Phase.DICE
         for stack, place in enumerate(round_.places):
-            sure = [c for p, c in still if np.linalg.norm(p - place) <= CUT.stack_place]
+            seen = [s for s in still if np.linalg.norm(s.xy - place) <= CUT.stack_place]
             judged_at = place
             if before_delivery:
-                pushed = [(p, c) for p, c in still if _pushed(p, place)]
-                if sure:
+                pushed = [s for s in still if _pushed(s.xy, place)]
+                if seen:
                     round_.ahead.pop(stack, None)  # in its place: not (or no longer) pushed
                 elif pushed:
-                    sure = [c for _, c in pushed]
-                    round_.ahead[stack] = float(np.median([p[1] - place[1] for p, _ in pushed]))
-            elif not sure and stack in round_.ahead:  # pushed for the set-up: it stands ahead
-                sure = [c for p, c in still if _pushed(p, place)]
-                judged_at = place + np.array([0.0, round_.ahead[stack]])  # its place lies empty
+                    seen = pushed
+                    round_.ahead[stack] = float(np.median([s.xy[1] - place[1] for s in pushed]))
+                round_.lengths.setdefault(stack, []).extend(s.length for s in seen)
+            else:
+                if not seen and stack in round_.ahead:  # pushed for the set-up: it stands ahead
+                    seen = [s for s in still if _pushed(s.xy, place)]
+                    judged_at = place + np.array([0.0, round_.ahead[stack]])  # its place is empty
+                before = round_.lengths.get(stack)
+                if before:
+                    longest = float(np.median(before)) * (1 + CUT.longer_than_itself)
+                    seen = [s for s in seen if s.length <= longest]  # else the gap boxed
+            sure = [s.sure for s in seen]
             if sure:
                 round_.standing.setdefault(stack, []).append((t, max(sure)))
                 round_.empty_since.pop(stack, None)

@@ -10,9 +10,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.detections import box_sides
 from vision.follow.base import ROUND, FollowerBase, K, Phase, Raised
-from vision.table import TableConfig
 
 if TYPE_CHECKING:
     from vision.follow.view import View
@@ -238,11 +236,6 @@ def _leaning(dice: list[list[DieSighting]]) -> list[int]:
 
 def _median_flat(die: list[DieSighting]) -> float:
     return float(np.median([s.flat for s in die]))
-
-
-def _die_sides(table: TableConfig, corners: NDArray[np.float64]) -> NDArray[np.float64]:
-    """A die box's longer and shorter side on the table, in millimetres."""
-    return box_sides(table.to_table(corners)[None])[0]
 
 
 def _flat_by_shape(sides: NDArray[np.float64]) -> float:

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.detections import Detections
+from vision.detections import Detections, box_sides
 from vision.follow.base import HAND_ZONES
-from vision.follow.delivery import CUT
-from vision.follow.dice import DieSighting, _die_sides, _flat_by_shape
+from vision.follow.delivery import CUT, StackSighting
+from vision.follow.dice import DieSighting, _flat_by_shape
 from vision.follow.exposure import DOUBTED, FACES, UNREAD, Sighting
 from vision.table import TableConfig
 
@@ -27,8 +27,7 @@ class View:
     hand_tiles: int
     backs: Mapping[str, int]
     faces: Mapping[str, int]
-    stacks: list[tuple[NDArray[np.float64], float]]
-    """Each stack standing: its place and the detector's confidence in it."""
+    stacks: list[StackSighting]
     backs_xy: list[tuple[NDArray[np.float64], str, float]]
     """Each face-down tile's place, zone and the detector's confidence in it."""
     dice_read: list[DieSighting]
@@ -53,7 +52,7 @@ class View:
 
     @property
     def stack_xy(self) -> list[NDArray[np.float64]]:
-        return [p for p, _ in self.stacks]
+        return [s.xy for s in self.stacks]
 
     @property
     def tiles_xy(self) -> list[NDArray[np.float64]]:
@@ -76,7 +75,7 @@ class View:
             if label.startswith("die-"):
                 if zone == "dice":
                     dice += 1
-                    sides = _die_sides(table, seen.corners[i])
+                    sides = _sides_on_table(table, seen.corners[i])
                     flat = float(seen.flat[i]) if len(seen.flat) else _flat_by_shape(sides)
                     dice_read.append(
                         DieSighting(
@@ -91,7 +90,10 @@ class View:
                 backs[zone] += 1
                 backs_xy.append((seen.table_xy[i], zone, float(seen.confidence[i])))
                 if zone == "stack" and seen.confidence[i] >= CUT.standing:
-                    stacks.append((seen.table_xy[i], float(seen.confidence[i])))
+                    length = float(_sides_on_table(table, seen.corners[i])[0])
+                    stacks.append(
+                        StackSighting(seen.table_xy[i], float(seen.confidence[i]), length)
+                    )
             elif scores[i] >= FACES.min_read:
                 faces[zone] += 1
                 faces_xy.append(Sighting(label, seen.table_xy[i], zone, float(scores[i])))
@@ -111,3 +113,8 @@ class View:
             faces_xy,
             unread_xy,
         )
+
+
+def _sides_on_table(table: TableConfig, corners: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A box's longer and shorter side on the table, in millimetres."""
+    return box_sides(table.to_table(corners)[None])[0]

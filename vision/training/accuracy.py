@@ -79,6 +79,8 @@ class Outcome:
     layers_only: bool = False
     """A wrong cut order that leaves every group taking as many tiles from each stack as the
     cut says (`layers_only`)."""
+    missing_set_aside: bool = False
+    """The tile missing from the set was dealt to the box out of play (`missing_set_aside`)."""
     context: bool = False
     """The round drew who banks and its cut as its rule book has them chosen, and the follower
     was told nothing but the table's configuration (`plan_round(context=True)`)."""
@@ -119,6 +121,16 @@ def layers_only(plan: Plan) -> bool:
     cut = CUTS[plan.cut]
     right = cut.grid(cut.options(**plan.cut_options))
     return right != plan.grid and stack_signature(right) == stack_signature(plan.grid)
+
+
+def missing_set_aside(plan: Plan) -> bool:
+    """Whether the tile missing from the set was one dealt to the box out of play, whose hand is
+    set aside face down unplayed (MBS 3.12, NZ 11.1(a)): no face of it shows and its blocks lie
+    two high, so seen from above the hands in play hold every tile the round expects. The
+    report counts these apart."""
+    aside = plan.set_aside
+    missing = any(i["kind"] == "missing-tile" for i in plan.irregularities)
+    return missing and aside is not None and len(plan.hands[aside]) < 4
 
 
 def other_cut_fits(plan: Plan, table: TableConfig) -> bool:
@@ -263,6 +275,7 @@ def run_round(
         studio.frame_count,
         confidence=sure,
         layers_only=layers_only(plan),
+        missing_set_aside=missing_set_aside(plan),
         declined=declined,
         context=context,
         other_cut_fits=injected == "wrong-cut-order" and other_cut_fits(plan, table),
@@ -553,6 +566,7 @@ def report(
         + ".",
         _confidence_line(outcomes),
         *_layers_line(outcomes),
+        *_set_aside_line(outcomes),
         *_declined_lines(outcomes),
         *_bank_lines(outcomes),
         *_cut_lines(outcomes),
@@ -589,6 +603,27 @@ def _layers_line(outcomes: list[Outcome]) -> list[str]:
         + f"of the other {len(seen)}, {caught} caught ({caught / max(len(seen), 1):.1%}): "
         + (", ".join(str(o.seed) for o in seen if kind not in o.raised) or "none")
         + " missed.",
+    ]
+
+
+def _set_aside_line(outcomes: list[Outcome]) -> list[str]:
+    """missing-tile counted apart for the tiles missing from the hand set aside unplayed, which
+    no overhead view shows (`missing_set_aside`); nothing where there were none."""
+    kind = "missing-tile"
+    missing = [o for o in outcomes if o.injected == kind]
+    aside = [o for o in missing if o.missing_set_aside]
+    if not aside:
+        return []
+    seen = [o for o in missing if not o.missing_set_aside]
+    caught = sum(kind in o.raised for o in seen)
+    return [
+        f"- {kind}: {len(aside)} of {len(missing)} injected tiles were missing from the hand of "
+        "the box out of play, set aside face down unplayed (seen from above, every hand in "
+        f"play whole: {', '.join(str(o.seed) for o in aside)}), of which "
+        f"{sum(kind in o.raised for o in aside)} caught; of the other {len(seen)}, {caught} "
+        f"caught ({caught / max(len(seen), 1):.1%}): "
+        + (", ".join(str(o.seed) for o in seen if kind not in o.raised) or "none")
+        + " missed."
     ]
 
 
