@@ -1746,6 +1746,10 @@ def test_a_die_short_or_one_too_many_is_a_wrong_dice_count(seed: int, thrown: in
         # are in view but not yet still (`_flanked`). Cup Say's last group takes two tiles of
         # each stack, so a stack one tile short cannot explain it: no wait for the count.
         (1080041, "act-2005", "yat-dong-dong"),
+        # From the right, groups 3 and 4 swapped: Cup Say fits but that stack 5 went with
+        # group 3, its place seen empty only 0.3 s before group 3 landed (the block flying
+        # over it hid it going until then).
+        (1200047, "act-2005", "yat-dong-dong"),
     ],
 )
 def test_a_stack_gone_before_a_permitted_cut_takes_it_rules_that_cut_out(
@@ -1770,13 +1774,15 @@ def test_a_stack_gone_before_a_permitted_cut_takes_it_rules_that_cut_out(
         (5.0, 6, True, [4.0, 4.7], 5.4, True, False),  # gone 0.4 s, group 5 still to come
         (5.0, 3, True, [4.0], 5.4, True, True),  # its last group is the third: one group early
         (5.0, 6, True, [1.0, 2.0, 3.0, 4.0, 5.2], 9.0, False, False),  # as the group before landed
+        (4.9, 6, True, [1.0, 2.0, 3.0, 4.0, 5.2], 9.0, True, True),  # 0.3 s before it (1200047)
         (4.5, 6, True, [1.0, 2.0, 3.0, 4.0, 5.2], 9.0, True, True),  # while group 5 flew
         (2.5, 6, True, [1.0, 2.0, 3.0, 4.0, 5.2], 9.0, True, False),  # two groups early
         # The last group takes two of its tiles (Cup Say): a stack one tile short still
         # stands until then, so gone one group early it was taken out of turn (1080041).
         (4.5, 6, False, [1.0, 2.0, 3.0, 4.0, 5.2], 9.0, True, False),
     ],
-    ids=["too-soon-to-say", "group-to-come", "third-group", "in-time", "one-early", "two-early",
+    ids=["too-soon-to-say", "group-to-come", "third-group", "in-time", "a-frame-early",
+         "one-early", "two-early",
          "one-early-last-group-takes-two"],
 )  # fmt: skip
 def test_a_stack_gone_early_is_judged_as_soon_as_it_is_certain(
