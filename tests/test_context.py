@@ -14,6 +14,7 @@ import pytest
 from rules import CUTS, Bank, CutChoice, house_sets_bank
 from vision.follow import Announcement, RoundFollower
 from vision.follow.base import Phase
+from vision.follow.delivery import StackSighting
 from vision.follow.records import Alert, RoundRecord
 from vision.follow.view import View
 from vision.replay import LabelSource, frames
@@ -241,6 +242,7 @@ def test_stacks_pushed_before_delivery_narrow_the_cut_only_where_the_book_has_se
 
 
 PITCH = 27.5
+STACK_LENGTH = 60.0
 
 
 def _stacks_view(stacks: dict[int, float]) -> View:
@@ -248,7 +250,8 @@ def _stacks_view(stacks: dict[int, float]) -> View:
     xy = [np.array([k * PITCH, 200.0 + ahead]) for k, ahead in stacks.items()]
     return View(
         tiles=len(xy), dice=0, loose=0, hand_tiles=0, backs={"stack": len(xy)}, faces={},
-        stacks=[(p, 0.8) for p in xy], backs_xy=[(p, "stack", 0.8) for p in xy],
+        stacks=[StackSighting(p, 0.8, STACK_LENGTH) for p in xy],
+        backs_xy=[(p, "stack", 0.8) for p in xy],
         dice_read=[], faces_xy=[], unread_xy=[],
     )  # fmt: skip
 
