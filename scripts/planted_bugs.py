@@ -273,8 +273,8 @@ BUGS = (
     Bug(
         "pushed-stack-judged-at-its-row-place",
         "vision/follow/delivery.py",
-        "                sure = [c for p, c in still if _pushed(p, place)]",
-        "                sure = []",
+        "                    seen = [s for s in still if _pushed(s.xy, place)]",
+        "                    seen = []",
         ("tests/test_context.py", "-k", "pushed_stack"),
     ),
     Bug(
