@@ -351,7 +351,7 @@ class DeliveryPhase(FollowerBase):
                     seen = [s for s in still if _pushed(s.xy, place)]
                     judged_at = place + np.array([0.0, round_.ahead[stack]])  # its place is empty
                 before = round_.lengths.get(stack)
-                if before:
+                if seen and before:
                     longest = float(np.median(before)) * (1 + CUT.longer_than_itself)
                     seen = [s for s in seen if s.length <= longest]  # else the gap boxed
             sure = [s.sure for s in seen]

@@ -588,7 +588,6 @@ def _layers_line(outcomes: list[Outcome]) -> list[str]:
     hidden = [o for o in swaps if o.layers_only]
     other = [o for o in swaps if o.other_cut_fits and not o.layers_only]
     seen = [o for o in swaps if not o.layers_only and not o.other_cut_fits]
-    caught = sum(kind in o.raised for o in seen)
     return [
         f"- {kind}: {len(hidden)} of {len(swaps)} injected swaps only exchange layers (each "
         "group still takes as many tiles from each stack, at its own turn: seen from above, "
@@ -600,10 +599,18 @@ def _layers_line(outcomes: list[Outcome]) -> list[str]:
             if other
             else ""
         )
-        + f"of the other {len(seen)}, {caught} caught ({caught / max(len(seen), 1):.1%}): "
-        + (", ".join(str(o.seed) for o in seen if kind not in o.raised) or "none")
-        + " missed.",
+        + _of_the_other(kind, seen),
     ]
+
+
+def _of_the_other(kind: str, seen: list[Outcome]) -> str:
+    """How many of the rounds a view from above can judge raised `kind`, and which did not."""
+    caught = sum(kind in o.raised for o in seen)
+    missed = ", ".join(str(o.seed) for o in seen if kind not in o.raised) or "none"
+    return (
+        f"of the other {len(seen)}, {caught} caught ({caught / max(len(seen), 1):.1%}): "
+        f"{missed} missed."
+    )
 
 
 def _set_aside_line(outcomes: list[Outcome]) -> list[str]:
@@ -615,15 +622,11 @@ def _set_aside_line(outcomes: list[Outcome]) -> list[str]:
     if not aside:
         return []
     seen = [o for o in missing if not o.missing_set_aside]
-    caught = sum(kind in o.raised for o in seen)
     return [
         f"- {kind}: {len(aside)} of {len(missing)} injected tiles were missing from the hand of "
         "the box out of play, set aside face down unplayed (seen from above, every hand in "
         f"play whole: {', '.join(str(o.seed) for o in aside)}), of which "
-        f"{sum(kind in o.raised for o in aside)} caught; of the other {len(seen)}, {caught} "
-        f"caught ({caught / max(len(seen), 1):.1%}): "
-        + (", ".join(str(o.seed) for o in seen if kind not in o.raised) or "none")
-        + " missed."
+        f"{sum(kind in o.raised for o in aside)} caught; " + _of_the_other(kind, seen)
     ]
 
 

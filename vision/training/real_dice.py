@@ -247,9 +247,10 @@ of it. Photographs of two dice or more are told so. Of the test split's 528 such
 published labels). Their greys at 32 x 32 px agree with that photograph's (one minus the
 correlation) within 0.06, half of them within 0.002; the 60 without one lie 0.038 or more from
 every train photograph."""
-SHEET_CELL, SHEET_ROW = 128, 12
+SHEET_CELL, SHEET_ROW, SHEET_CAPTION = 128, 12, 18
 """Each misread crop's side on the sheet (`misread_sheet`, twice the reader's 64 px, so a
-person sees its pips, or that there are none) and the crops a row."""
+person sees its pips, or that there are none), the crops a row, and the px above each crop
+for its caption."""
 
 
 def misread_sheet(readings: list[tuple[Path, str, str]], out: Path) -> int:
@@ -262,8 +263,8 @@ def misread_sheet(readings: list[tuple[Path, str, str]], out: Path) -> int:
         if read == truth:
             continue
         crop = cv2.resize(_image(path), (SHEET_CELL, SHEET_CELL), interpolation=cv2.INTER_CUBIC)
-        cell = np.full((SHEET_CELL + 18, SHEET_CELL, 3), 255, np.uint8)
-        cell[18:] = crop
+        cell = np.full((SHEET_CELL + SHEET_CAPTION, SHEET_CELL, 3), 255, np.uint8)
+        cell[SHEET_CAPTION:] = crop
         caption = f"{truth.removeprefix('die-')}>{read.removeprefix('die-')} {path.stem[-12:]}"
         cv2.putText(cell, caption, (2, 13), cv2.FONT_HERSHEY_PLAIN, 0.8, (0, 0, 0), 1)
         cells.append(cell)
@@ -353,19 +354,26 @@ def twins(split: list[Photo], train: list[Photo]) -> list[bool | None]:
         if len(photo.values) < 2:
             found.append(None)
             continue
-        values = np.array(photo.values)
-        turns = _turned(_centres(photo))
-        found.append(False)
-        for centres, their_values in by_count.get(len(values), []):
-            for turned in turns:
-                apart = np.linalg.norm(turned[:, None] - centres[None], axis=2)
-                nearest = apart.argmin(1)
-                if (apart.min(1) < TWIN_APART).all() and (apart.min(0) < TWIN_APART).all():
-                    found[-1] = bool((values == their_values[nearest]).all())
-                    break
-            if found[-1]:
-                break
+        values, turns = np.array(photo.values), _turned(_centres(photo))
+        found.append(
+            any(_same_dice(turns, values, *theirs) for theirs in by_count.get(len(values), []))
+        )
     return found
+
+
+def _same_dice(
+    turns: list[NDArray[np.float64]],
+    values: NDArray[np.int64],
+    centres: NDArray[np.float64],
+    their_values: NDArray[np.int64],
+) -> bool:
+    """Whether one of a photograph's turns puts each of its dice within `TWIN_APART` of one of
+    another's and each of those within it of one of its own, with the same values there."""
+    for turned in turns:
+        apart = np.linalg.norm(turned[:, None] - centres[None], axis=2)
+        if (apart.min(1) < TWIN_APART).all() and (apart.min(0) < TWIN_APART).all():
+            return bool((values == their_values[apart.argmin(1)]).all())
+    return False
 
 
 def read_by_twin(
