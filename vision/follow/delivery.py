@@ -135,10 +135,10 @@ class CutSettings:
     gone for that cut to be broken (`_gone_early`): a stack goes as that group lands, which the
     follower sees 0-0.1 s after (labels); a cut that keeps it a group longer expects it a whole
     delivery (0.7 s) later, but a block flying over the place hides it going. Between two
-    standing stacks the dealt cut's stacks read gone at most 0.2 s before (once in 500, from
-    pixels over the cached rounds; never before with labels); Yat Dong Dong with groups 3 and
-    4 swapped, which Cup Say fits but for that, read 0.3 s before (1200047, labels and
-    pixels), missed at 0.3 s. One analysed frame lies between the two."""
+    standing stacks the dealt cut's stacks read gone at most 0.2 s before (once in 444, from
+    pixels over the cached rounds; never before with labels: `benchmarks/stack_gone_early.py`);
+    Yat Dong Dong with groups 3 and 4 swapped, which Cup Say fits but for that, read 0.3 s
+    before (1200047, labels and pixels), missed at 0.3 s. One analysed frame lies between."""
     told_apart: int = 3
     """Stacks missed by which the likeliest cut must beat the next for the record to call the
     cut inferred rather than undecided. In the five rounds it was chosen on (770000-770007,
