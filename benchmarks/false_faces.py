@@ -1,6 +1,7 @@
 """Measure: faces the reader sees in simulated rounds before the setting, where none lies.
 
-    python3 benchmarks/false_faces.py --reader models/reader.onnx [--clean 30] [--exposed 12]
+    python3 benchmarks/false_faces.py --reader models/reader.onnx [CANDIDATE.onnx ...]
+        [--clean 30] [--exposed 12]
 
 Every tile is face down until the hands are set, so a box read as a face over backs is what
 raises a false exposed-tile alert (four frames of the same face in one place make one). Frames
@@ -10,7 +11,8 @@ stacking (seeds 800200 on): rounds never mined for the reader's training
 (`vision.training.train.ROUND_SEEDS`, 800000-800079). For each confidence bar: readings of a
 face over
 no face-up tile (overlap < 0.5, or over a back), and how many of the boxes over an exposed
-face-up tile read right.
+face-up tile read right. Several readers read the same detector boxes, one table each, so a
+candidate is compared with the shipped reader for the cost of one detector pass.
 """
 
 from __future__ import annotations
@@ -34,50 +36,58 @@ BARS = (0.5, 0.6, 0.7, 0.8, 0.9)
 Reading = tuple[str, float, str | None]  # read label, confidence, the face-up tile under it
 
 
-def readings(job: tuple[int, str | None, str]) -> list[Reading]:
-    """Each tile box's reading before the setting, with the tile under it (None: no tile)."""
-    seed, injected, reader_path = job
-    detector, reader = Detector(threads=1), Reader(Path(reader_path), threads=1, flatness=None)
-    rows: list[Reading] = []
+def readings(job: tuple[int, str | None, tuple[str, ...]]) -> list[list[Reading]]:
+    """Each reader's reading of each tile box before the setting, with the tile under it
+    (None: no tile)."""
+    seed, injected, reader_paths = job
+    detector = Detector(threads=1)
+    readers = [Reader(Path(path), threads=1, flatness=None) for path in reader_paths]
+    rows: list[list[Reading]] = [[] for _ in readers]
     for rendering, truth in round_frames(seed, injected, 1 / FPS, Timeline.of().setting):
-        found = detector.detect(rendering.image)
-        if not len(found):
+        boxes = detector.detect(rendering.image)
+        if not len(boxes):
             continue
-        found = reader.read(rendering.image, found)
-        for corners, label, score in zip(found.corners, found.labels, found.label_scores,
-                                         strict=True):  # fmt: skip
-            if label.startswith("die-"):
-                continue
-            tile = under(corners, truth)
-            if label == "back" and (tile is None or tile.label == "back"):
-                continue
-            rows.append((label, float(score), tile.label if tile else None))
+        for reader, kept in zip(readers, rows, strict=True):
+            found = reader.read(rendering.image, boxes)
+            for corners, label, score in zip(found.corners, found.labels, found.label_scores,
+                                             strict=True):  # fmt: skip
+                if label.startswith("die-"):
+                    continue
+                tile = under(corners, truth)
+                if label == "back" and (tile is None or tile.label == "back"):
+                    continue
+                kept.append((label, float(score), tile.label if tile else None))
     return rows
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reader", type=Path, default=ROOT / "models" / "reader.onnx")
+    parser.add_argument("--reader", type=Path, nargs="+", default=[ROOT / "models" / "reader.onnx"])
     parser.add_argument("--clean", type=int, default=30)
     parser.add_argument("--exposed", type=int, default=12)
     args = parser.parse_args()
-    if not args.reader.is_file():
-        print(f"error: no reader at {args.reader}", file=sys.stderr)
+    missing = [str(path) for path in args.reader if not path.is_file()]
+    if missing:
+        print(f"error: no reader at {', '.join(missing)}", file=sys.stderr)
         return 2
-    jobs = [(800100 + i, None, str(args.reader)) for i in range(args.clean)]
-    jobs += [(800200 + i, "exposed-tile-stacking", str(args.reader)) for i in range(args.exposed)]
-    rows: list[Reading] = []
+    paths = tuple(str(path) for path in args.reader)
+    jobs: list[tuple[int, str | None, tuple[str, ...]]]
+    jobs = [(800100 + i, None, paths) for i in range(args.clean)]
+    jobs += [(800200 + i, "exposed-tile-stacking", paths) for i in range(args.exposed)]
+    rows: list[list[Reading]] = [[] for _ in paths]
     with Pool(2) as pool:
         for found in tqdm(pool.imap_unordered(readings, jobs), total=len(jobs), unit="round"):
-            rows += found
-    false = [r for r in rows if r[0] != "back" and r[2] in (None, "back")]
-    exposed = [r for r in rows if r[2] not in (None, "back")]
-    print(f"reader {args.reader}, {args.clean} clean and {args.exposed} exposed-tile rounds\n")
-    print("| bar | faces read over no face | exposed faces read right |\n|---:|---:|---:|")
-    for bar in BARS:
-        right = sum(label == tile and score >= bar for label, score, tile in exposed)
-        print(f"| {bar} | {sum(score >= bar for _, score, _ in false)} "
-              f"| {right} of {len(exposed)} |")  # fmt: skip
+            for read, more in zip(rows, found, strict=True):
+                read.extend(more)
+    for path, read in zip(paths, rows, strict=True):
+        false = [r for r in read if r[0] != "back" and r[2] in (None, "back")]
+        exposed = [r for r in read if r[2] not in (None, "back")]
+        print(f"\nreader {path}, {args.clean} clean and {args.exposed} exposed-tile rounds\n")
+        print("| bar | faces read over no face | exposed faces read right |\n|---:|---:|---:|")
+        for bar in BARS:
+            right = sum(label == tile and score >= bar for label, score, tile in exposed)
+            print(f"| {bar} | {sum(score >= bar for _, score, _ in false)} "
+                  f"| {right} of {len(exposed)} |")  # fmt: skip
     return 0
 
 
