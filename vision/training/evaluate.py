@@ -541,7 +541,8 @@ def _beyond_section(families: dict | None, real: dict | None, table: dict | None
         section += f"""
 Each appearance family rendered on its own (1920x1080, full table, seeds never trained on),
 read by the shipped models, whole pipeline as above (found at oriented IoU >= 0.5 and read
-right). Targets: >= 99.5% each, and >= 99% with the family left out of training
+right). The detector was trained on the house look alone, the tile reader on every family's
+frames of other seeds. Targets: >= 99.5% each, and >= 99% with the family left out of training
 (`models/MODEL_CARD.md`'s leave-one-family-out table, reader only).
 
 | family | test set | faces found and read right | dice found and read right | faces found | dice found | face boxes on nothing |
