@@ -47,13 +47,12 @@ def readings(job: tuple[int, str | None, tuple[str, ...]]) -> list[list[Reading]
         boxes = detector.detect(rendering.image)
         if not len(boxes):
             continue
+        tiles = [under(corners, truth) for corners in boxes.corners]  # the readers keep the boxes
         for reader, kept in zip(readers, rows, strict=True):
             found = reader.read(rendering.image, boxes)
-            for corners, label, score in zip(found.corners, found.labels, found.label_scores,
-                                             strict=True):  # fmt: skip
+            for tile, label, score in zip(tiles, found.labels, found.label_scores, strict=True):
                 if label.startswith("die-"):
                     continue
-                tile = under(corners, truth)
                 if label == "back" and (tile is None or tile.label == "back"):
                     continue
                 kept.append((label, float(score), tile.label if tile else None))
