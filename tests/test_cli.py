@@ -92,6 +92,8 @@ def test_check_setting_reports_expected_and_clause() -> None:
         (["quantize", "no-such-model.onnx", "--data", "."], "no model at no-such-model.onnx"),
         (["quantize", str(ROOT / "models" / "reader.onnx"), "--data", str(ROOT / "docs")],
          "no training frames"),
+        (["quantize", str(ROOT / "models" / "reader.onnx")], "--data is required"),
+        (["quantize", str(ROOT / "README.md"), "--decoding-only"], "not an ONNX model"),
         (["synth", "dataset", "--n", "1", "--out", "x", "--cocked-dice", "2"], "--cocked-dice"),
         (["train", "--data", str(ROOT / "tests" / "fixtures" / "images"), "--rounds", "101"],
          "--rounds: 0 to 100"),

@@ -12,7 +12,9 @@ import pytest
 
 from vision.detector import MODELS, letterbox
 from vision.training.quantize import (
+    BOX_BINS,
     calibration_frames,
+    expectation_on_last_axis,
     float_from_qdq,
     float_head,
     quantize_detector,
@@ -139,3 +141,93 @@ def test_a_quantised_model_taken_back_to_float_answers_as_it_did(tmp_path: Path)
     got = ort.InferenceSession(str(back)).run(None, {"images": x})[0]
     assert np.abs(got - want).max() < 0.02 * np.abs(want).max()  # the weights' rounding only
     quantize_detector(int8, tmp_path / "again.onnx", frames)  # and a QDQ file quantises again
+
+
+def _box_decoding(path: Path, bias: bool = False, perm: tuple[int, ...] = (0, 2, 1, 3)) -> None:
+    """A head convolution and the export's box decoding after it, named as ultralytics names
+    them: each side's softmax over its bins along axis 1, the expectation a 1x1 convolution."""
+    h = onnx.helper
+    rng = np.random.default_rng(2)
+    anchors = 8 * 8
+    stored = [
+        h.make_tensor(
+            "w",
+            onnx.TensorProto.FLOAT,
+            [4 * BOX_BINS, 3, 1, 1],
+            rng.normal(0, 2.0, 4 * BOX_BINS * 3),
+        ),
+        h.make_tensor("bins", onnx.TensorProto.FLOAT, [1, BOX_BINS, 1, 1], np.arange(BOX_BINS)),
+        h.make_tensor("flat", onnx.TensorProto.INT64, [3], [1, 4 * BOX_BINS, anchors]),
+        h.make_tensor("sides", onnx.TensorProto.INT64, [4], [1, 4, BOX_BINS, anchors]),
+        h.make_tensor("boxes", onnx.TensorProto.INT64, [3], [1, 4, anchors]),
+        h.make_tensor("shift", onnx.TensorProto.FLOAT, [1], [0.5]),
+    ]
+    head = "/model.1/dfl"
+    expectation = ["p", "bins", "shift"] if bias else ["p", "bins"]
+    graph = h.make_graph(
+        [
+            h.make_node("Conv", ["images", "w"], ["c"], "/model.1/cv2.0/cv2.0.2/Conv"),
+            h.make_node("Reshape", ["c", "flat"], ["f"], "/model.1/Reshape"),
+            h.make_node("Reshape", ["f", "sides"], ["r"], f"{head}/Reshape"),
+            h.make_node("Transpose", ["r"], ["t"], f"{head}/Transpose", perm=list(perm)),
+            h.make_node("Softmax", ["t"], ["p"], f"{head}/Softmax", axis=1),
+            h.make_node("Conv", expectation, ["e"], f"{head}/conv/Conv"),
+            h.make_node("Reshape", ["e", "boxes"], ["out"], f"{head}/Reshape_1"),
+        ],
+        "decoding",
+        [h.make_tensor_value_info("images", onnx.TensorProto.FLOAT, [1, 3, 8, 8])],
+        [h.make_tensor_value_info("out", onnx.TensorProto.FLOAT, [1, 4, anchors])],
+        stored,
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+
+
+def _softmax_axes(model: Path) -> list[int]:
+    nodes = onnx.load(str(model)).graph.node
+    return [a.i for n in nodes if n.op_type == "Softmax" for a in n.attribute if a.name == "axis"]
+
+
+def _answer(model: Path, x: np.ndarray) -> np.ndarray:
+    return ort.InferenceSession(str(model)).run(None, {"images": x})[0]  # type: ignore[no-any-return]
+
+
+def test_box_decoding_rewritten_on_the_last_axis_answers_to_the_bit(tmp_path: Path) -> None:
+    source, rewritten = tmp_path / "export.onnx", tmp_path / "rewritten.onnx"
+    _box_decoding(source)
+    rewritten.write_bytes(source.read_bytes())
+    assert expectation_on_last_axis(rewritten)
+    assert _softmax_axes(rewritten) == [-1]
+    ops = [n.op_type for n in onnx.load(str(rewritten)).graph.node]
+    assert "MatMul" in ops and ops.count("Conv") == 1
+    x = np.random.default_rng(3).normal(0, 1, (1, 3, 8, 8)).astype(np.float32)
+    assert np.array_equal(_answer(rewritten, x), _answer(source, x))
+    assert not expectation_on_last_axis(rewritten)  # once rewritten, left alone
+
+
+@pytest.mark.parametrize(
+    ("bias", "perm"),
+    [(True, (0, 2, 1, 3)), (False, (0, 1, 3, 2))],
+    ids=["expectation-with-a-bias", "another-transpose"],
+)
+def test_decoding_unlike_the_exports_is_left_alone(
+    tmp_path: Path, bias: bool, perm: tuple[int, ...]
+) -> None:
+    source = tmp_path / "other.onnx"
+    _box_decoding(source, bias=bias, perm=perm)
+    before = source.read_bytes()
+    assert not expectation_on_last_axis(source)
+    assert source.read_bytes() == before
+
+
+def test_quantising_rewrites_the_decoding(tmp_path: Path) -> None:
+    source, out = tmp_path / "export.onnx", tmp_path / "int8.onnx"
+    _box_decoding(source)
+    quantize_detector(source, out, calibration_frames([_dataset(tmp_path / "data", 8)], count=8))
+    assert _softmax_axes(out) == [-1]
+
+
+@pytest.mark.parametrize("name", ["detector.onnx", "markers.onnx"])
+def test_the_shipped_detectors_decode_on_the_last_axis(name: str) -> None:
+    assert _softmax_axes(MODELS / name).count(1) == 0
