@@ -15,7 +15,7 @@ import pytest
 
 from vision.crops import CROP, LEAN_MARGIN, REFINED_LEAN_MARGIN, canonical, cut
 from vision.detections import Detections, polygon_iou
-from vision.detector import MODELS, Detector, Reader, _near_any, apart, zoom_windows
+from vision.detector import MODELS, Detector, Reader, _near_any, apart, blob_of, zoom_windows
 from vision.labels import CHUNG_BANKER, CHUNG_CO, MARKERS, PLUS_4
 from vision.selfcheck import FRAMES, check_models
 from vision.synth.round import Studio, Timeline
@@ -637,3 +637,12 @@ def test_the_self_check_tells_a_right_reading_from_a_blind_one(tmp_path: Path) -
     assert not blind.passed and blind.faces_read == 0
     with pytest.raises(FileNotFoundError, match="known frames are missing"):
         check_models(exact(markers=True), frames=tmp_path)
+
+
+@pytest.mark.parametrize("shape", [(544, 960), (320, 320), (37, 53)])
+def test_a_frames_input_is_opencvs_blob_to_the_bit(shape: tuple[int, int]) -> None:
+    image = np.random.default_rng(4).integers(0, 256, (*shape, 3), dtype=np.uint8)
+    want = cv2.dnn.blobFromImage(image, 1 / 255, swapRB=True)
+    got = blob_of(image)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got, want)
