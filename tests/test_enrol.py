@@ -12,6 +12,8 @@ from vision.detections import Detections
 from vision.enrol import (
     DISPLAY_ORDER,
     FACE_NAMES,
+    KNOWN_DESIGN,
+    PLACE_RULED_OUT,
     KnownSet,
     assign_faces,
     best_order,
@@ -97,10 +99,12 @@ def seen(
     dice: int = 3,
     like: dict[int, str] | None = None,
     body: dict[int, tuple[int, int, int]] | None = None,
+    read_as: dict[int, tuple[str, float]] | None = None,
 ) -> Detections | tuple:  # type: ignore[type-arg]
-    """What a reader would make of a display of `faces` (all read right): detections, class
-    probabilities, embeddings (each face its own direction, a tile in `like` looking like
-    another face's) and crops (a black body, or `body`'s colour)."""
+    """What a reader would make of a display of `faces` (read right, but a tile in `read_as`
+    read as that face, leaving its own face that chance): detections, class probabilities,
+    embeddings (each face its own direction, a tile in `like` looking like another face's) and
+    crops (a black body, or `body`'s colour)."""
     rng = np.random.default_rng(5)
     boxes = laid(8, 0.0, False, False)[: len(faces)]
     die_boxes = [tile_corners(900 + 40 * k, 300, 0.0) / [1, 2.5] for k in range(dice)]
@@ -113,6 +117,11 @@ def seen(
     for row, face in enumerate(faces):
         probs[row, FACE_NAMES.index(face)] = 0.9
         probs[row, : len(FACE_NAMES)] += 0.1 / 21
+        if read_as and row in read_as:  # the rest of its chance on the face it is
+            other, chance = read_as[row]
+            probs[row, : len(FACE_NAMES)] = 0.0
+            probs[row, FACE_NAMES.index(other)] = 1 - chance
+            probs[row, FACE_NAMES.index(face)] = chance
         looks = (like or {}).get(row, face)
         vector = directions[FACE_NAMES.index(looks)] + rng.normal(0, 0.05, 64)
         vectors[row] = vector / np.linalg.norm(vector)
@@ -163,6 +172,10 @@ def test_a_whole_set_laid_in_order_is_accepted_and_named_by_place() -> None:
         ({"like": {25: "3-5"}}, "place 26 (laid as 2-6) looks like the 3-5"),
         ({"body": {12: (200, 228, 238)}}, "place 13 is unlike the set (body lightness)"),
         ({"looks": set_looks(32, {20: 0.6})}, "place 21 (laid as 1-5) looks unlike the rest"),
+        (
+            {"read_as": {21: ("2-2", 0.0)}},  # looking like a 1-5: twins cannot tell
+            "place 22 (laid as 1-5) reads 2-2, 100% sure, and as a 1-5 0.00%: a 2-2 where",
+        ),
     ],
     ids=[
         "a tile missing",
@@ -171,6 +184,7 @@ def test_a_whole_set_laid_in_order_is_accepted_and_named_by_place() -> None:
         "a military face twice",
         "another set's tile",
         "another set's tile by its look",
+        "a face twice, read so",
     ],
 )
 def test_a_set_that_is_not_whole_is_refused_with_what_is_wrong(change: dict, said: str) -> None:  # type: ignore[type-arg]
@@ -179,6 +193,34 @@ def test_a_set_that_is_not_whole_is_refused_with_what_is_wrong(change: dict, sai
     assert not enrolment.whole
     assert any(said in problem for problem in enrolment.problems), enrolment.problems
     assert "Refused: " in enrolment.summary()
+
+
+@pytest.mark.parametrize(
+    ("chance", "whole"),
+    [(0.3, True), (PLACE_RULED_OUT, True), (PLACE_RULED_OUT * 0.99, False), (0.0, False)],
+)
+def test_a_tile_read_as_another_face_is_refused_only_where_its_own_is_ruled_out(
+    chance: float, whole: bool
+) -> None:
+    """A reader may misread a genuine tile of a design it never saw, even surely, yet leave
+    its true face some chance: the set is whole, named by place. A tile the reader all but
+    rules out as its place's face is another face."""
+    enrolment = enrolled(list(DISPLAY_ORDER), read_as={21: ("2-2", chance)})
+    assert enrolment.whole is whole, enrolment.problems
+    (tile,) = enrolment.disagreements
+    assert (tile.place, tile.face, tile.read) == (22, "1-5", "2-2")
+
+
+@pytest.mark.parametrize(("misread", "whole"), [(2, False), (4, True)])
+def test_a_tile_ruled_out_is_judged_only_where_the_reader_reads_the_rest_as_placed(
+    misread: int, whole: bool
+) -> None:
+    """A reader that misreads many tiles of a design it never saw misreads some surely: past
+    `KNOWN_DESIGN` of the other tiles read otherwise, a tile ruled out says nothing."""
+    others = {row: ("6-6", 0.3) for row in range(2, 2 + misread)}  # misread, unsure
+    assert 1 - misread / 31 < KNOWN_DESIGN if whole else 1 - misread / 31 >= KNOWN_DESIGN
+    enrolment = enrolled(list(DISPLAY_ORDER), read_as={21: ("2-2", 0.0), **others})
+    assert enrolment.whole is whole, enrolment.problems
 
 
 def test_a_tile_is_read_by_the_face_it_looks_like_in_the_set() -> None:

@@ -111,6 +111,21 @@ whole set refused, 13 of 23 caught. A fixed likeness threshold caught more on th
 (35 of 36) but refused 15 of 22 whole sets of the other two: how alike a reader finds two tiles
 depends on whether it was trained on their design."""
 TWIN_LEAST = 0.2
+PLACE_RULED_OUT = 0.001
+"""A display tile the reader finds this unlikely to be the face its place names is another
+face, out of its place (`out_of_place`), where the reader knows the design (`KNOWN_DESIGN`).
+On house displays with the shipped models a doubled tile's placed face had 0.0008 or less; on
+family displays read by the shipped reader, 2e-10 to 0.018, and the genuine tiles of whole
+sets otherwise accepted 0.0002 or more (the one below 0.001 in a display read 87% as placed).
+Chosen with `KNOWN_DESIGN` on house seeds 880000-884019 and five families' 880000-880019
+(shipped and house-only readers); confirmed on house 886000-888019 (docs/enrolment.md)."""
+KNOWN_DESIGN = 0.9
+"""The share of a display's other tiles the reader must read as their places name for
+`out_of_place` to judge: a reader that never saw a design misreads some of its genuine tiles
+surely. The house-only reader ruled out a genuine tile's placed face in 30 of the 63 family
+displays in order it would otherwise accept (classic, navy, charcoal), each read at most 89%
+as placed; the doubled displays the rule catches were read 90.3% or more as placed but for
+the doubled tile. The margin between is thin (docs/enrolment.md)."""
 STYLE_OUTLIER = 8.0
 """A tile whose body colour or size lies this many robust deviations (1.48 MAD, at least
 `STYLE_FLOOR`) from the rest of the set's is from another set. On the displays above: no whole
@@ -138,6 +153,9 @@ class SeenTile:
     look: NDArray[np.float32] | None = None
     """D: its look by the set-look model (`SetLook`), which set it belongs to; None without
     the model."""
+    placed_score: float | None = None
+    """How likely the reader finds the face its place names; None where the display is not in
+    order."""
 
     @property
     def face(self) -> str:
@@ -384,6 +402,7 @@ def enrol_seen(
             places[k],
             None if embedding is None else embedding[i],
             None if looks is None else looks[i],
+            None if placed[k] is None else float(faces[k, FACE_NAMES.index(placed[k])]),
         )
         for k, i in enumerate(up)
     )
@@ -394,6 +413,7 @@ def enrol_seen(
     else:
         problems += gaps(seen)
         problems += twins(seen) if embedding is not None else []
+        problems += out_of_place(seen)
     problems += strangers(seen, [crops[i] for i in up])
     problems += outsiders(seen)
     if len(dice) != 3:
@@ -581,6 +601,25 @@ def twins(tiles: tuple[SeenTile, ...]) -> list[str]:
                     f"at place {other.place}: a face twice"
                 )
     return problems
+
+
+def out_of_place(tiles: tuple[SeenTile, ...]) -> list[str]:
+    """Tiles placed as one face that the reader all but rules out (`PLACE_RULED_OUT`) where it
+    reads the rest of the display as placed (`KNOWN_DESIGN`): another face lies there, a face
+    doubled where `twins` misses it once the reader's embedding puts a face's tiles of every
+    design close together (its two copies then look as alike as a face and its doubled copy).
+    A reader that misreads many of a design's tiles misreads some surely, so there it says
+    nothing."""
+    placed = [t for t in tiles if t.placed and t.placed_score is not None]
+    ruled_out = [t for t in placed if (t.placed_score or 0.0) < PLACE_RULED_OUT]
+    rest = [t for t in placed if (t.placed_score or 0.0) >= PLACE_RULED_OUT]
+    if not ruled_out or sum(t.agrees for t in rest) < KNOWN_DESIGN * len(rest):
+        return []
+    return [
+        f"place {t.place} (laid as {t.placed}) reads {t.read}, {t.read_score:.0%} sure, "
+        f"and as a {t.placed} {t.placed_score:.2%}: a {t.read} where a {t.placed} belongs"
+        for t in ruled_out
+    ]
 
 
 def style(crop: NDArray[np.uint8], corners: NDArray[np.float64]) -> NDArray[np.float64]:

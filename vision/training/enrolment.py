@@ -114,9 +114,12 @@ def read_play(reader: Reader, known: KnownSet, crops: list[np.ndarray], truth: l
 
 
 def _reader(readers: Path | None, family: str, out: Path) -> Reader | None:
-    """The family's left-out reader with its embedding; the shipped one without `readers`."""
+    """The family's left-out reader with its embedding; the shipped one without `readers`, or
+    a reader file with its embedding that `readers` names (one for every family)."""
     if readers is None:
         return Reader(flatness=None)
+    if readers.is_file():
+        return Reader(readers, flatness=None)
     model = readers / f"without-{family}" / "reader" / "weights" / "best.onnx"
     if not model.is_file():
         print(f"{family}: no left-out reader at {model}; skipped", file=sys.stderr)
@@ -210,8 +213,9 @@ def measure(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--readers", type=Path,
-                        help="folder with each family's without-FAMILY/reader run (default: the "
-                        "shipped reader, for the house look it was trained on)")  # fmt: skip
+                        help="folder with each family's without-FAMILY/reader run, or one "
+                        "reader .onnx with its embedding for every family (default: the "
+                        "shipped reader)")  # fmt: skip
     parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated")
     parser.add_argument("--displays", type=int, default=20, help="displays per case and family")
     parser.add_argument("--out", type=Path, default=Path("runs/enrol"))
@@ -219,8 +223,8 @@ def main() -> int:
     parser.add_argument("--first-seed", type=int, default=SEED,
                         help="the first display's seed (another range to confirm on)")  # fmt: skip
     args = parser.parse_args()
-    if args.readers is not None and not args.readers.is_dir():
-        print(f"no folder {args.readers}", file=sys.stderr)
+    if args.readers is not None and not args.readers.exists():
+        print(f"no folder or reader file {args.readers}", file=sys.stderr)
         return 2
     families = tuple(f.strip() for f in args.families.split(",") if f.strip())
     unknown = [f for f in families if f not in (*FAMILIES, "house")]
