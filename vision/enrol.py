@@ -116,7 +116,7 @@ PLACE_RULED_OUT = 0.001
 face, out of its place (`out_of_place`), where the reader knows the design (`KNOWN_DESIGN`).
 On house displays with the shipped models a doubled tile's placed face had 0.0008 or less; on
 family displays read by the shipped reader, 2e-10 to 0.018, and the genuine tiles of whole
-sets otherwise accepted 0.0002 or more (the one below 0.001 in a display read 87% as placed).
+sets otherwise accepted 0.0002 or more (the one below 0.001 in a display read 61% as placed).
 Chosen with `KNOWN_DESIGN` on house seeds 880000-884019 and five families' 880000-880019
 (shipped and house-only readers); confirmed on house 886000-888019 (docs/enrolment.md)."""
 KNOWN_DESIGN = 0.9
