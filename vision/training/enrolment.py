@@ -10,6 +10,10 @@ numbers measure enrolment and reading, not the detector; `--detector` finds the 
 with the shipped detector instead (the end-to-end number, which the detector limits until it is
 trained on the families, issue 37).
 
+Written to `--out`: `enrolment.json` (the counts), `problems.txt` (why each display was refused)
+and `tiles.jsonl` (each display's tiles: place, placed face, reading, how sure, the reader's
+chance of the placed face, the face truly laid there), from which enrolment's bars are chosen.
+
 `python3 -m vision.training.enrolment --readers runs/cpu --displays 20 --out runs/enrol`: the
 five families, each with its left-out reader; `--families house --detector` (no `--readers`):
 the shipped models end to end on the look they were trained on.
@@ -22,6 +26,7 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,7 +35,7 @@ import numpy as np
 from vision.crops import cut
 from vision.detections import Detections
 from vision.detector import Detector, Reader
-from vision.enrol import FACE_NAMES, KnownSet, columns, enrol, enrol_found
+from vision.enrol import FACE_NAMES, Enrolment, KnownSet, columns, enrol, enrol_found
 from vision.progress import each
 from vision.synth.appearance import FAMILIES, dress, finish, shadow_strength
 from vision.synth.dataset import LAYOUT, _cloth, cloth_styles
@@ -144,6 +149,8 @@ def measure(
     shipped = Detector() if detector else None
     cases = [("whole", "rows"), ("whole", "line"), ("whole", "scattered"),
              *((fault, "rows") for fault in FAULTS)]  # fmt: skip
+    tiles = out / "tiles.jsonl"  # every display's tiles, for choosing enrolment's bars
+    tiles.write_text("")
     for family in families:
         reader = _reader(readers, family, out)
         if reader is None:
@@ -183,6 +190,9 @@ def measure(
                 )
             for problem in enrolment.problems:
                 problems.append(f"{family} {seed} {key}: {problem}")
+            with tiles.open("a") as written:
+                line = _display_line(family, seed, key, enrolment, shown.faces)
+                written.write(json.dumps(line) + "\n")
             if case == "whole" and arrangement == "rows" and enrolment.whole:
                 known = KnownSet.of(enrolment)
                 for scene in range(PLAY_SCENES):
@@ -208,6 +218,32 @@ def measure(
         (out / "problems.txt").write_text("\n".join(problems) + "\n")
         print(f"{family}: {json.dumps(results[family])}", flush=True)
     return results
+
+
+def _display_line(
+    family: str, seed: int, case: str, enrolment: Enrolment, laid: Sequence[str]
+) -> dict[str, object]:
+    """One display's verdict and each of its tiles: place, placed face, reading, how sure, the
+    reader's chance of the placed face, and the face truly laid there (in the order laid)."""
+    truth = dict(enumerate(laid, 1))
+    return {
+        "family": family,
+        "seed": seed,
+        "case": case,
+        "in_order": enrolment.in_order,
+        "problems": list(enrolment.problems),
+        "tiles": [
+            [
+                t.place,
+                t.placed,
+                t.read,
+                round(t.read_score, 6),
+                t.placed_score,
+                truth.get(t.place or 0),
+            ]
+            for t in enrolment.tiles
+        ],
+    }
 
 
 def main() -> int:
