@@ -556,10 +556,7 @@ def cmd_quantize(args: argparse.Namespace) -> int:
 def _rewrite_decoding(model: Path) -> int:
     """The shipped file's box decoding made faster in place, its answers unchanged
     (`vision.training.quantize.expectation_on_last_axis`)."""
-    import importlib.util
-
-    if importlib.util.find_spec("onnx") is None:
-        raise UsageError("rewriting a model needs the onnx package: pip install -e '.[train]'")
+    _need_onnx("rewriting a model")
     from onnx.checker import ValidationError
 
     from vision.training.quantize import expectation_on_last_axis
@@ -573,11 +570,16 @@ def _rewrite_decoding(model: Path) -> int:
     return 0
 
 
-def _quantize(model: Path, datasets: list[Path], out: Path, frames: int = 40) -> Path:
+def _need_onnx(doing: str) -> None:
+    """The onnx package is build work's (the [train] and [dev] extras), not the box's."""
     import importlib.util
 
     if importlib.util.find_spec("onnx") is None:
-        raise UsageError("quantising needs the onnx package: pip install -e '.[train]'")
+        raise UsageError(f"{doing} needs the onnx package: pip install -e '.[train]'")
+
+
+def _quantize(model: Path, datasets: list[Path], out: Path, frames: int = 40) -> Path:
+    _need_onnx("quantising")
     from vision.training.quantize import calibration_frames, quantize_detector
 
     try:

@@ -610,9 +610,9 @@ def out_of_place(tiles: tuple[SeenTile, ...]) -> list[str]:
     design close together (its two copies then look as alike as a face and its doubled copy).
     A reader that misreads many of a design's tiles misreads some surely, so there it says
     nothing."""
-    placed = [t for t in tiles if t.placed and t.placed_score is not None]
-    ruled_out = [t for t in placed if (t.placed_score or 0.0) < PLACE_RULED_OUT]
-    rest = [t for t in placed if (t.placed_score or 0.0) >= PLACE_RULED_OUT]
+    scored = [(t, t.placed_score) for t in tiles if t.placed_score is not None]
+    ruled_out = [t for t, score in scored if score < PLACE_RULED_OUT]
+    rest = [t for t, score in scored if score >= PLACE_RULED_OUT]
     if not ruled_out or sum(t.agrees for t in rest) < KNOWN_DESIGN * len(rest):
         return []
     return [

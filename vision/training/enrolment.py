@@ -26,7 +26,6 @@ import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -180,8 +179,8 @@ def measure(
             counts["accepted"] += enrolment.whole
             counts["in order"] += enrolment.in_order
             counts["tiles"] += len(enrolment.tiles)
+            laid = dict(enumerate(shown.faces, 1))
             if case == "whole":
-                laid = dict(enumerate(shown.faces, 1))
                 counts["read right"] += sum(
                     t.read == laid.get(t.place or 0) for t in enrolment.tiles
                 )
@@ -191,7 +190,7 @@ def measure(
             for problem in enrolment.problems:
                 problems.append(f"{family} {seed} {key}: {problem}")
             with tiles.open("a") as written:
-                line = _display_line(family, seed, key, enrolment, shown.faces)
+                line = _display_line(family, seed, key, enrolment, laid)
                 written.write(json.dumps(line) + "\n")
             if case == "whole" and arrangement == "rows" and enrolment.whole:
                 known = KnownSet.of(enrolment)
@@ -221,11 +220,10 @@ def measure(
 
 
 def _display_line(
-    family: str, seed: int, case: str, enrolment: Enrolment, laid: Sequence[str]
+    family: str, seed: int, case: str, enrolment: Enrolment, laid: dict[int, str]
 ) -> dict[str, object]:
     """One display's verdict and each of its tiles: place, placed face, reading, how sure, the
-    reader's chance of the placed face, and the face truly laid there (in the order laid)."""
-    truth = dict(enumerate(laid, 1))
+    reader's chance of the placed face, and the face truly laid there (`laid`, by place)."""
     return {
         "family": family,
         "seed": seed,
@@ -239,7 +237,7 @@ def _display_line(
                 t.read,
                 round(t.read_score, 6),
                 t.placed_score,
-                truth.get(t.place or 0),
+                laid.get(t.place or 0),
             ]
             for t in enrolment.tiles
         ],

@@ -179,8 +179,7 @@ def expectation_on_last_axis(model: Path) -> bool:
         nodes = list(graph.node)
         at = nodes.index(transpose)
         gone = {id(transpose), id(softmax), id(expectation)}
-        kept = [n for n in nodes[:at] if id(n) not in gone] + replacement
-        kept += [n for n in nodes[at:] if id(n) not in gone]
+        kept = nodes[:at] + replacement + [n for n in nodes[at:] if id(n) not in gone]
         del graph.node[:]
         graph.node.extend(kept)
         graph.initializer.append(weights)
