@@ -728,7 +728,10 @@ def checkpoint_from_onnx(model: Path, images: list[Path], out: Path) -> Path:
     folded = build().eval()
     folded.fuse(verbose=False)
     state = folded.state_dict()
-    fits = set(weights) == set(state) and all(state[k].shape == v.shape for k, v in weights.items())
+    built = {k for k in state if k.endswith(DECODING_BINS)}
+    fits = set(weights) | built == set(state) and all(
+        state[k].shape == v.shape for k, v in weights.items()
+    )
     if not fits:
         raise ValueError(f"{model} is not a {len(names)}-class {title} export")
     folded.load_state_dict({**state, **{k: torch.from_numpy(v.copy()) for k, v in weights.items()}})
@@ -783,6 +786,12 @@ def checkpoint_from_shipped(model: Path, shown: Path, out: Path) -> Path:
     """`checkpoint_from_onnx` with its norms measured on 256 of the images under `shown`."""
     images = sorted(p for p in shown.rglob("*") if p.suffix in (".jpg", ".png"))
     return checkpoint_from_onnx(model, images[:: max(1, len(images) // 256)], out)
+
+
+DECODING_BINS = ".dfl.conv.weight"
+"""The box decoding's bins 0..15, which ultralytics builds into every detector and never
+trains: an export rewritten by `quantize.expectation_on_last_axis` holds them as a MatMul's, not
+a convolution's, so a checkpoint takes them from the built model."""
 
 
 def _onnx_weights(graph) -> dict[str, NDArray[np.float32]]:  # type: ignore[no-untyped-def]
