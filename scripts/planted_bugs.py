@@ -480,6 +480,14 @@ BUGS = (
         "against: list[int] = []",
         ("tests/test_follow.py", "-k", "another_size"),
     ),
+    Bug(
+        "a-crop-to-scale-sized-by-its-box",
+        "vision/crops.py",
+        "width, length = view or ((DIE_VIEW_MM, DIE_VIEW_MM) if die else TILE_VIEW_MM)",
+        "width, length = view or ((DIE_VIEW_MM, DIE_VIEW_MM) if die else tuple(\n"
+        "        np.linalg.norm(on_cloth[[1, 2]] - on_cloth[[0, 1]], axis=1) * TILE_MARGIN))",
+        ("tests/test_detector.py", "-k", "cloths_scale"),
+    ),
 )
 
 

@@ -12,8 +12,19 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 
-from vision.crops import CROP, LEAN_MARGIN, REFINED_LEAN_MARGIN, canonical, cut
+from vision.crops import (
+    CROP,
+    DIE_VIEW_MM,
+    LEAN_MARGIN,
+    REFINED_LEAN_MARGIN,
+    TILE_VIEW_MM,
+    canonical,
+    cut,
+    cut_to_scale,
+    set_view,
+)
 from vision.detections import Detections, polygon_iou
 from vision.detector import MODELS, Detector, Reader, _near_any, apart, blob_of, zoom_windows
 from vision.labels import CHUNG_BANKER, CHUNG_CO, MARKERS, PLUS_4
@@ -103,6 +114,62 @@ def test_a_die_crop_does_not_depend_on_its_boxs_turn() -> None:
     turned = (die - centre) @ rot.T + centre
     a, b = cut(image, die, die=True), cut(image, turned, die=True)
     assert np.abs(a.astype(int) - b.astype(int)).mean() < 2
+
+
+TILTED = np.array([[1.8, 0.3, 400.0], [-0.1, 1.5, 120.0], [0.0, 4e-4, 1.0]])
+"""Table mm to pixels for a camera looking in at an angle: the far side of the cloth smaller."""
+
+
+def _tile_image(homography: NDArray[np.float64]) -> tuple[NDArray[np.uint8], NDArray[np.float64]]:
+    """A white 25 x 62 mm tile at (300, 200) mm on the cloth with a dark pip near one end, and
+    its corners in the image."""
+    image = np.zeros((1200, 1600, 3), np.uint8)
+    tile = np.array([[287.5, 169], [312.5, 169], [312.5, 231], [287.5, 231]])
+    corners = cv2.perspectiveTransform(tile.reshape(-1, 1, 2), homography).reshape(4, 2)
+    cv2.fillPoly(image, [np.round(corners).astype(np.int32)], (255, 255, 255))
+    pip = cv2.perspectiveTransform(np.array([[[300.0, 180.0]]]), homography)[0, 0]
+    cv2.circle(image, np.round(pip).astype(int).tolist(), 6, (0, 0, 0), -1)
+    return image, corners
+
+
+@pytest.mark.parametrize(("stretch", "homography"), [
+    (1.12, np.diag([2.0, 2.0, 1.0])), (0.9, np.diag([2.0, 2.0, 1.0])), (1.12, TILTED),
+])  # fmt: skip
+def test_a_crop_at_the_cloths_scale_ignores_the_boxs_size(
+    stretch: float, homography: NDArray[np.float64]
+) -> None:
+    """A box a little long or short moves the box crop's edges and its pip; the crop at the
+    cloth's scale takes only the box's centre and turn, so it stays the tile's."""
+    image, corners = _tile_image(homography)
+    centre = corners.mean(0)
+    grown = centre + (corners - centre) * stretch
+    true_scale = cut_to_scale(image, corners, False, homography).astype(int)
+    assert np.abs(cut_to_scale(image, grown, False, homography).astype(int) - true_scale).mean() < 2
+    assert np.abs(cut(image, grown, False).astype(int) - cut(image, corners, False)).mean() > 10
+    white = (true_scale[..., 0] > 127).mean()  # 25 x 62 mm of the 31 x 80 mm view
+    assert white == pytest.approx(25 * 62 / (TILE_VIEW_MM[0] * TILE_VIEW_MM[1]), abs=0.03)
+
+
+@pytest.mark.parametrize("homography", [np.diag([2.0, 2.0, 1.0]), TILTED])
+def test_a_crop_the_size_of_the_set_is_the_box_crop_of_a_true_box(
+    homography: NDArray[np.float64],
+) -> None:
+    """Cut to the set's own size, a tile's crop is what a box crop of its true box would be:
+    only the box's error is taken out, not the maker's size."""
+    image, corners = _tile_image(homography)
+    same = cut_to_scale(image, corners, False, homography, set_view((25.0, 62.0), die=False))
+    assert np.abs(same.astype(int) - cut(image, corners, False)).mean() < 3
+    bigger = cut_to_scale(image, corners, False, homography, set_view((27.0, 70.0), die=False))
+    assert np.abs(bigger.astype(int) - cut(image, corners, False)).mean() > 10
+
+
+def test_a_die_crop_at_the_cloths_scale_is_the_fixed_square_around_its_centre() -> None:
+    homography = np.diag([2.0, 2.0, 1.0])
+    image = np.zeros((600, 600, 3), np.uint8)
+    cv2.rectangle(image, (185, 185), (215, 215), (255, 255, 255), -1)  # a 15 mm die at 100, 100
+    loose = np.array([[178, 180], [222, 178], [224, 222], [180, 224]], float)  # a box too large
+    crop = cut_to_scale(image, loose, True, homography)
+    assert (crop[..., 0] > 127).mean() == pytest.approx((15 / DIE_VIEW_MM) ** 2, abs=0.03)
 
 
 def test_boxes_are_jittered_as_the_detector_errs() -> None:

@@ -137,6 +137,35 @@ def test_dice_crops_are_every_labelled_die_by_value_with_the_real_photographs(
     assert not list(root.glob("val/*/real-*.png"))
 
 
+def test_reader_crops_at_the_cloths_scale_take_each_images_set_size(tmp_path: Path) -> None:
+    """An image's tiles measured through its homography give its set's size (the renderer's
+    tiles are 24-27 x 48-70 mm); a data set rendered before homographies were written is
+    refused, not cut at a made-up scale."""
+    from vision.synth.dataset import write_dataset
+    from vision.training.train import _own_sizes, prepare_reader
+
+    data = tmp_path / "data"
+    write_dataset(data, 2, 3, resolution=(1280, 720), close_ups=0.0, progress=False)
+    entries = [json.loads(x) for x in (data / "annotations.jsonl").read_text().splitlines()]
+    for entry in entries:
+        sizes = _own_sizes(entry, np.asarray(entry["homography"]))
+        width, length = sizes[False]
+        assert 23 < width < 28 and 47 < length < 71
+        assert 11 < sizes[True][0] < 21  # dice 12-20 mm
+    made = {}
+    for kind in ("fixed", "set"):
+        root = prepare_reader([data], tmp_path / kind, to_scale=kind)
+        made[kind] = sorted(p.relative_to(root) for p in root.rglob("*.png"))
+    assert made["fixed"] == made["set"] and made["set"]
+    (data / "annotations.jsonl").write_text(
+        "".join(
+            json.dumps({k: v for k, v in e.items() if k != "homography"}) + "\n" for e in entries
+        )
+    )
+    with pytest.raises(ValueError, match="has no homography"):
+        prepare_reader([data], tmp_path / "old", to_scale="set")
+
+
 def test_flatness_crops_draw_on_every_data_set_when_the_cap_is_reached(tmp_path: Path) -> None:
     """Without taking turns, the first data set named fills the cap and a second look given
     beside it is never trained on."""

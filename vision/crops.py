@@ -57,7 +57,65 @@ def cut(
         src = centre + np.array([[-half, -half], [half, -half], [half, half], [-half, half]])
     else:
         src = centre + (canonical(corners) - centre) * TILE_MARGIN
+    return _warp(image, src)
+
+
+def _warp(image: NDArray[np.uint8], src: NDArray[np.float64]) -> NDArray[np.uint8]:
+    """The quadrilateral `src` (its first corner top left, its first edge the top) drawn onto
+    the CROP x CROP square."""
     dst = np.array([[0, 0], [CROP, 0], [CROP, CROP], [0, CROP]], np.float32)
     warp = cv2.getPerspectiveTransform(src.astype(np.float32), dst)
     return cv2.warpPerspective(image, warp, (CROP, CROP), flags=cv2.INTER_LINEAR,
                                borderMode=cv2.BORDER_REPLICATE)  # fmt: skip
+
+
+TILE_VIEW_MM = (31.0, 80.0)
+"""A tile crop at the table's scale spans 31 x 80 mm of cloth: the widest and longest tiles
+`tiles.md` names (about 25-27 x 60-70 mm) grown by TILE_MARGIN, so the biggest set keeps every
+pip and a smaller one shows smaller, as it is."""
+DIE_VIEW_MM = 28.0
+"""A die crop at the table's scale spans 28 mm square: DIE_MARGIN times a 20 mm die, the
+largest the appearance families draw."""
+
+
+def cut_to_scale(
+    image: NDArray[np.uint8],
+    corners: NDArray[np.float64],
+    die: bool,
+    homography: NDArray[np.float64],
+    view: tuple[float, float] | None = None,
+) -> NDArray[np.uint8]:
+    """The reader's CROP x CROP view of one box at a fixed scale of the cloth (`homography`:
+    table mm to image pixels): the box gives only the centre and, for a tile, the turn, so a
+    box a little long or short, a camera higher or lower, and the perspective towards the far
+    side of the table no longer change what the reader sees. `view`: the patch's width and
+    length (mm), TILE_VIEW_MM or DIE_VIEW_MM square unless given (a set's own size grown by
+    its margin, `set_view`)."""
+    homography = np.asarray(homography, np.float64)
+    on_cloth = cv2.perspectiveTransform(
+        canonical(corners).reshape(-1, 1, 2), np.linalg.inv(homography)
+    ).reshape(4, 2)
+    centre = on_cloth.mean(0)
+    width, length = view or ((DIE_VIEW_MM, DIE_VIEW_MM) if die else TILE_VIEW_MM)
+    half_w, half_l = width / 2, length / 2
+    if die:
+        across, along = np.array([1.0, 0]), np.array([0, 1.0])
+    else:
+        along = (on_cloth[2] + on_cloth[3] - on_cloth[0] - on_cloth[1]) / 2
+        along /= max(float(np.linalg.norm(along)), 1e-9)
+        across = (on_cloth[1] + on_cloth[2] - on_cloth[0] - on_cloth[3]) / 2
+        across -= along * (across @ along)  # square to the long side
+        across /= max(float(np.linalg.norm(across)), 1e-9)
+    view = centre + np.array([[-half_w, -half_l], [half_w, -half_l], [half_w, half_l],
+                              [-half_w, half_l]]) @ np.stack([across, along])  # fmt: skip
+    return _warp(image, cv2.perspectiveTransform(view.reshape(-1, 1, 2), homography).reshape(4, 2))
+
+
+def set_view(size: tuple[float, float], die: bool) -> tuple[float, float]:
+    """The patch `cut_to_scale` cuts for a set whose tiles (or dice) measure `size` (width,
+    length mm): grown by the box crop's margin, so the set's tiles fill the crop as a true box
+    does, whatever its maker's size, and only the box's own error no longer shows."""
+    if die:
+        side = float(np.mean(size)) * DIE_MARGIN
+        return side, side
+    return size[0] * TILE_MARGIN, size[1] * TILE_MARGIN

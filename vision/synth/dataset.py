@@ -5,7 +5,8 @@ OUT/labels/{train,val}/NNNNNN.txt       axis-aligned boxes: class cx cy w h (0..
 OUT/obb/labels/{train,val}/NNNNNN.txt   oriented boxes: class x1 y1 ... x4 y4 (0..1)
 OUT/obb/images -> ../images
 OUT/data.yaml, OUT/obb/data.yaml        for `yolo train data=...`
-OUT/annotations.jsonl                   every object: label, corners, visibility, tags
+OUT/annotations.jsonl                   every object: label, corners, visibility, tags;
+                                        each image's homography, table mm to pixels
 OUT/README.md, OUT/card.json            the data-set card: classes, counts, command
 """
 
@@ -53,6 +54,8 @@ class Sample:
     motion_blur: int
     """Length of the whole frame's motion blur in pixels (a shaken camera), 0 when sharp."""
     family: str = "house"
+    homography: tuple[tuple[float, ...], ...] = ()
+    """Table mm to image pixels (undistorted), for crops at the cloth's scale."""
 
 
 @lru_cache(maxsize=CLOTHS)
@@ -118,7 +121,9 @@ def render_sample(
     if look_of is not HOUSE:
         rendering = replace(rendering, image=finish(rendering.image, look_of.scene, dressing))
     width, height = renderer.camera.width, renderer.camera.height
-    return Sample(rendering, int(rng.integers(60, 96)), (width, height), look.blur, family)
+    homography = tuple(tuple(float(v) for v in row) for row in renderer.camera.table_homography())
+    return Sample(rendering, int(rng.integers(60, 96)), (width, height), look.blur, family,
+                  homography)  # fmt: skip
 
 
 def light_cloth(rng: np.random.Generator) -> ClothStyle:
@@ -252,6 +257,7 @@ def _write_image(job: tuple) -> dict:  # type: ignore[type-arg]
         "height": height,
         "motion_blur": sample.motion_blur,
         "family": sample.family,
+        "homography": [[float(f"{v:.6g}") for v in row] for row in sample.homography],
         "objects": objects,
     }
 

@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 from tqdm import tqdm
 
-from vision.crops import CROP, LEAN_MARGIN, canonical, cut
+from vision.crops import CROP, LEAN_MARGIN, canonical, cut, cut_to_scale, set_view
 from vision.detections import Detections
 from vision.detector import (
     DETECTOR_CLASSES,
@@ -198,10 +198,13 @@ def _class_folders(root: Path, names: tuple[str, ...]) -> Path:
 
 def prepare_reader(datasets: list[Path], out: Path, per_class: int = 1500, seed: int = 0,
                    keep: Callable[[str], bool] | None = None,
-                   workers: int = 1) -> Path:  # fmt: skip
+                   workers: int = 1, to_scale: str | None = None) -> Path:  # fmt: skip
     """Crops of every labelled object, in the class folders ultralytics reads, from boxes moved
     as the detector's are, backs capped at `BACKS` times a face's cap. `keep` says which
-    appearance families' images are used (leave-one-family-out training and its measurement)."""
+    appearance families' images are used (leave-one-family-out training and its measurement).
+    `to_scale`: cut at the cloth's scale from each image's homography (`cut_to_scale`), a
+    fixed patch ("fixed") or one the size of the image's own tiles and dice ("set",
+    `set_view`: what a box that has measured its table's set would cut)."""
     root = _class_folders(out / "reader-data", CLASSES)
     counts: dict[str, Counter[str]] = {"train": Counter(), "val": Counter()}
     jobs = []
@@ -217,22 +220,53 @@ def prepare_reader(datasets: list[Path], out: Path, per_class: int = 1500, seed:
             if not wanted:
                 continue
             counts[split].update(o["label"] for o in wanted)
-            jobs.append((root, data, entry, wanted, seed + len(jobs)))
+            if to_scale and "homography" not in entry:
+                raise ValueError(f"{data}: {entry['image']} has no homography; render it again")
+            jobs.append((root, data, entry, wanted, seed + len(jobs), to_scale))
     _each(_reader_crops, jobs, workers, "reader crops")
     return root
 
 
-def _reader_crops(job: tuple[Path, Path, dict, list, int]) -> None:  # type: ignore[type-arg]
-    root, data, entry, wanted, seed = job
+def _reader_crops(job: tuple[Path, Path, dict, list, int, bool]) -> None:  # type: ignore[type-arg]
+    root, data, entry, wanted, seed, to_scale = job
     rng = np.random.default_rng(seed)
     split = entry["split"]
     image = cv2.imread(str(data / entry["image"]))
+    if to_scale is not None:
+        homography = np.asarray(entry["homography"])
+        sizes = _own_sizes(entry, homography)
     for index, obj in enumerate(wanted):
         die = obj["label"].startswith("die-")
         for copy in range(DIE_COPIES if die else 1):
             corners = jitter(np.asarray(obj["corners"], dtype=np.float64), rng, die)
             name = f"{data.name}-{Path(entry['image']).stem}_{index}_{copy}.png"
-            cv2.imwrite(str(root / split / obj["label"] / name), cut(image, corners, die))
+            if to_scale is None:
+                crop = cut(image, corners, die)
+            else:
+                view = set_view(sizes[die], die) if to_scale == "set" else None
+                crop = cut_to_scale(image, corners, die, homography, view)
+            cv2.imwrite(str(root / split / obj["label"] / name), crop)
+
+
+def _own_sizes(entry: dict, homography: NDArray[np.float64]) -> dict[bool, tuple[float, float]]:  # type: ignore[type-arg]
+    """The median width and length (mm) of an image's true tile boxes, and of its dice: the
+    size its set measures, as a box learns it from the tiles it has seen."""
+    inverse = np.linalg.inv(homography)
+    sizes: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+    for obj in entry["objects"]:
+        if obj["labelled"] and obj["label"] in CLASS_ID:
+            corners = canonical(np.asarray(obj["corners"], np.float64))
+            cloth = cv2.perspectiveTransform(corners.reshape(-1, 1, 2), inverse).reshape(4, 2)
+            sides = np.linalg.norm(np.roll(cloth, -1, 0) - cloth, axis=1)
+            width, length = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
+            sizes[obj["label"].startswith("die-")].append((width, length))
+    return {die: tuple(np.median(found, axis=0)) if found else SIZE_UNSEEN[die]
+            for die, found in sizes.items()}  # fmt: skip
+
+
+SIZE_UNSEEN = {False: (25.0, 62.0), True: (16.0, 16.0)}
+"""An image without a labelled tile (or die) is cut at the house set's size: the scene's
+default tile and the middle of the 12-20 mm dice."""
 
 
 ROUND_SEEDS = 800_000
