@@ -488,6 +488,13 @@ BUGS = (
         "        np.linalg.norm(on_cloth[[1, 2]] - on_cloth[[0, 1]], axis=1) * TILE_MARGIN))",
         ("tests/test_detector.py", "-k", "cloths_scale"),
     ),
+    Bug(
+        "going-on-asks-the-decoding-bins-of-the-file",
+        "vision/training/train.py",
+        "    built = {k for k in shapes if k.endswith(DECODING_BINS)}",
+        "    built: set[str] = set()",
+        ("tests/test_train.py", "-k", "holds_every_parameter"),
+    ),
 )
 
 

@@ -23,6 +23,10 @@ from vision.training.train import (
 )
 
 IMAGES = Path(__file__).parent / "fixtures" / "images"
+GOING_ON = json.loads((IMAGES.parent / "going-on-parameters.json").read_text())
+"""Each shipped model's architecture as `checkpoint_from_onnx` rebuilds it to go on training:
+every parameter's PyTorch name and shape (fused, as exported)."""
+MODELS = Path(__file__).parents[1] / "models"
 
 
 @pytest.mark.parametrize(
@@ -469,3 +473,32 @@ def test_round_crops_are_mined_from_the_rounds_asked_for_judged_by_the_reader_na
     assert counts == {"back": 2}
     mined = sorted(p.name for p in (tmp_path / "train" / "back").iterdir())
     assert mined == [f"round{train.ROUND_SEEDS + 5}_0.png", f"round{train.ROUND_SEEDS + 6}_0.png"]
+
+
+@pytest.mark.parametrize("model", sorted(GOING_ON))
+def test_a_shipped_model_holds_every_parameter_training_goes_on_from(model: str) -> None:
+    """Without torch: each shipped export still holds every parameter of the architecture a
+    checkpoint rebuilds, so a rewrite of the file that drops or renames one fails here and not
+    on a GPU machine (moving the box decoding onto the last axis turned its bins into a MatMul's
+    and stopped every run going on from the shipped detector; CI, without torch, passed)."""
+    onnx = pytest.importorskip("onnx")
+    from vision.training.train import _onnx_weights, fits_architecture
+
+    weights = _onnx_weights(onnx.load(str(MODELS / model)).graph)
+    shapes = {k: tuple(v) for k, v in GOING_ON[model]["parameters"].items()}
+    assert fits_architecture(weights, shapes)
+    assert not fits_architecture({**weights, "model.0.conv.weight": np.zeros((1, 1))}, shapes)
+
+
+@pytest.mark.parametrize("model", sorted(GOING_ON))
+def test_the_parameter_list_is_the_architectures_ultralytics_builds(model: str) -> None:
+    """The list above is what ultralytics builds where it is installed, so it cannot go stale."""
+    pytest.importorskip("torch")
+    pytest.importorskip("ultralytics")
+    from ultralytics.nn.tasks import ClassificationModel, OBBModel
+
+    wanted = GOING_ON[model]
+    kind = ClassificationModel if "cls" in wanted["architecture"] else OBBModel
+    built = kind(wanted["architecture"], nc=wanted["classes"], verbose=False).eval()
+    built.fuse(verbose=False)
+    assert {k: list(v.shape) for k, v in built.state_dict().items()} == wanted["parameters"]

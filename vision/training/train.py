@@ -762,11 +762,7 @@ def checkpoint_from_onnx(model: Path, images: list[Path], out: Path) -> Path:
     folded = build().eval()
     folded.fuse(verbose=False)
     state = folded.state_dict()
-    built = {k for k in state if k.endswith(DECODING_BINS)}
-    fits = set(weights) | built == set(state) and all(
-        state[k].shape == v.shape for k, v in weights.items()
-    )
-    if not fits:
+    if not fits_architecture(weights, {k: tuple(v.shape) for k, v in state.items()}):
         raise ValueError(f"{model} is not a {len(names)}-class {title} export")
     folded.load_state_dict({**state, **{k: torch.from_numpy(v.copy()) for k, v in weights.items()}})
 
@@ -826,6 +822,18 @@ DECODING_BINS = ".dfl.conv.weight"
 """The box decoding's bins 0..15, which ultralytics builds into every detector and never
 trains: an export rewritten by `quantize.expectation_on_last_axis` holds them as a MatMul's, not
 a convolution's, so a checkpoint takes them from the built model."""
+
+
+def fits_architecture(
+    weights: dict[str, NDArray[np.float32]], shapes: dict[str, tuple[int, ...]]
+) -> bool:
+    """Whether an export's weights (`_onnx_weights`) are every parameter of the architecture
+    built to go on from it (`shapes`, by PyTorch name), the decoding's bins apart, each of its
+    shape."""
+    built = {k for k in shapes if k.endswith(DECODING_BINS)}
+    return set(weights) | built == set(shapes) and all(
+        shapes[k] == tuple(v.shape) for k, v in weights.items()
+    )
 
 
 def _onnx_weights(graph) -> dict[str, NDArray[np.float32]]:  # type: ignore[no-untyped-def]
