@@ -65,6 +65,18 @@ def train_readers(
     return readers
 
 
+def read_by_kind(readers: dict[str, Path], kind: str, crops: Path) -> dict[str, dict]:  # type: ignore[type-arg]
+    """The reader of crops of `kind` on `crops` (and the shipped reader, on box crops), by kind
+    of object."""
+    contenders = {kind: readers[kind]} | ({"shipped": MODELS / "reader.onnx"}
+                                          if kind == "box" else {})  # fmt: skip
+    read = {}
+    for name, model in contenders.items():
+        kinds = crop_accuracy(model, crops)["by_kind"]
+        read[name] = {k: v for k, v in kinds.items() if k in KEPT}  # type: ignore[union-attr]
+    return read
+
+
 def measure(readers: dict[str, Path], tests: list[Path], out: Path, started: float) -> dict:  # type: ignore[type-arg]
     """Every reader on its own kind of crop of each look of each test set (the shipped reader
     on box crops), by kind of object."""
@@ -79,11 +91,7 @@ def measure(readers: dict[str, Path], tests: list[Path], out: Path, started: flo
                 crops = prepare_reader([test], out / "held" / test.name / family / kind,
                                        per_class=MEASURED_PER_CLASS, to_scale=to_scale,
                                        keep=lambda f, look=family: f == look)  # fmt: skip
-                contenders = {kind: readers[kind]} | ({"shipped": MODELS / "reader.onnx"}
-                                                      if kind == "box" else {})  # fmt: skip
-                for name, model in contenders.items():
-                    kinds = crop_accuracy(model, crops)["by_kind"]
-                    row[name] = {k: v for k, v in kinds.items() if k in KEPT}  # type: ignore[union-attr]
+                row |= read_by_kind(readers, kind, crops)
             _log(
                 started,
                 f"{test.name} {family}: "
@@ -116,7 +124,7 @@ def detector_crops(tests: list[Path], out: Path, started: float) -> dict[str, di
             family = entry.get("family", "house")
             seen = counts.setdefault(family, {})
             root = out / "found" / test.name / family
-            folders.setdefault(f"{test.name}/{family}", {})
+            folders[f"{test.name}/{family}"] = {kind: root / kind for kind in KINDS}
             image = cv2.imread(str(test / entry["image"]))
             homography = np.asarray(entry["homography"])
             sizes = _own_sizes(entry, homography)
@@ -141,7 +149,6 @@ def detector_crops(tests: list[Path], out: Path, started: float) -> dict[str, di
                     folder = root / kind_name / lies.label
                     folder.mkdir(parents=True, exist_ok=True)
                     cv2.imwrite(str(folder / name), crop)
-                    folders[f"{test.name}/{family}"][kind_name] = root / kind_name
         _log(started, f"{test.name}: crops cut around the detector's boxes")
     return folders
 
@@ -154,12 +161,7 @@ def measure_found(readers: dict[str, Path], folders: dict[str, dict[str, Path]])
         test, family = where.split("/")
         row = measured.setdefault(f"{test}, detector's boxes", {}).setdefault(family, {})
         for kind, crops in kinds.items():
-            contenders = {kind: readers[kind]} | ({"shipped": MODELS / "reader.onnx"}
-                                                  if kind == "box" else {})  # fmt: skip
-            for name, model in contenders.items():
-                kinds_read = crop_accuracy(model, crops)["by_kind"]
-                kept = {k: v for k, v in kinds_read.items() if k in KEPT}  # type: ignore[union-attr]
-                row[name] = kept
+            row |= read_by_kind(readers, kind, crops)
     return measured
 
 

@@ -106,9 +106,9 @@ def cut_to_scale(
         across = (on_cloth[1] + on_cloth[2] - on_cloth[0] - on_cloth[3]) / 2
         across -= along * (across @ along)  # square to the long side
         across /= max(float(np.linalg.norm(across)), 1e-9)
-    view = centre + np.array([[-half_w, -half_l], [half_w, -half_l], [half_w, half_l],
-                              [-half_w, half_l]]) @ np.stack([across, along])  # fmt: skip
-    return _warp(image, cv2.perspectiveTransform(view.reshape(-1, 1, 2), homography).reshape(4, 2))
+    patch = centre + np.array([[-half_w, -half_l], [half_w, -half_l], [half_w, half_l],
+                               [-half_w, half_l]]) @ np.stack([across, along])  # fmt: skip
+    return _warp(image, cv2.perspectiveTransform(patch.reshape(-1, 1, 2), homography).reshape(4, 2))
 
 
 def set_view(size: tuple[float, float], die: bool) -> tuple[float, float]:

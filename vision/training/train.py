@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from tqdm import tqdm
 
 from vision.crops import CROP, LEAN_MARGIN, canonical, cut, cut_to_scale, set_view
-from vision.detections import Detections
+from vision.detections import Detections, box_sides
 from vision.detector import (
     DETECTOR_CLASSES,
     DETECTOR_INPUT,
@@ -227,7 +227,7 @@ def prepare_reader(datasets: list[Path], out: Path, per_class: int = 1500, seed:
     return root
 
 
-def _reader_crops(job: tuple[Path, Path, dict, list, int, bool]) -> None:  # type: ignore[type-arg]
+def _reader_crops(job: tuple[Path, Path, dict, list, int, str | None]) -> None:  # type: ignore[type-arg]
     root, data, entry, wanted, seed, to_scale = job
     rng = np.random.default_rng(seed)
     split = entry["split"]
@@ -255,10 +255,9 @@ def _own_sizes(entry: dict, homography: NDArray[np.float64]) -> dict[bool, tuple
     sizes: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
     for obj in entry["objects"]:
         if obj["labelled"] and obj["label"] in CLASS_ID:
-            corners = canonical(np.asarray(obj["corners"], np.float64))
-            cloth = cv2.perspectiveTransform(corners.reshape(-1, 1, 2), inverse).reshape(4, 2)
-            sides = np.linalg.norm(np.roll(cloth, -1, 0) - cloth, axis=1)
-            width, length = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
+            corners = np.asarray(obj["corners"], np.float64).reshape(-1, 1, 2)
+            cloth = cv2.perspectiveTransform(corners, inverse).reshape(1, 4, 2)
+            length, width = box_sides(cloth)[0]
             sizes[obj["label"].startswith("die-")].append((width, length))
     return {die: tuple(np.median(found, axis=0)) if found else SIZE_UNSEEN[die]
             for die, found in sizes.items()}  # fmt: skip
