@@ -495,6 +495,14 @@ BUGS = (
         "    built: set[str] = set()",
         ("tests/test_train.py", "-k", "holds_every_parameter"),
     ),
+    Bug(
+        "recolouring-turns-the-red-pips-cyan",
+        "vision/training/recolour.py",
+        "    lab = cv2.cvtColor(image, cv2.COLOR_RGB2LAB)\n",
+        "    return 255 - image  # type: ignore[no-any-return]\n"
+        "    lab = cv2.cvtColor(image, cv2.COLOR_RGB2LAB)\n",
+        ("tests/test_recolour.py", "-k", "lightness"),
+    ),
 )
 
 

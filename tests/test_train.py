@@ -340,6 +340,8 @@ def test_the_shipped_detector_goes_on_training_from_a_checkpoint_that_sees_what_
 
     with pytest.raises(ValueError, match=f"not a {len(DETECTOR_CLASSES)}-class YOLO11n-OBB"):
         checkpoint_from_onnx(shipped.with_name("refiner.onnx"), crops, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="no training images"):  # not a KeyError deep inside
+        checkpoint_from_onnx(shipped, [], tmp_path / "empty.pt")
 
 
 @pytest.mark.parametrize(

@@ -453,8 +453,9 @@ def full_reader(crops: Path, out: Path, results: Path, start: Path, hours: float
 
 
 def leave_out(family: str, data: Path, out: Path, start: Path, hours: float, device: str,
-              real: Path | None) -> int:  # fmt: skip
-    """Train a reader on every family but `family` and read `family`'s crops with it."""
+              real: Path | None, recolour: bool = False) -> int:  # fmt: skip
+    """Train a reader on every family but `family` and read `family`'s crops with it (its
+    training crops repainted as other sets where `recolour`)."""
     from vision.training.train import prepare_reader, train_reader
 
     held = prepare_reader([data], out / "held-data", per_class=HELD_PER_CLASS,
@@ -463,7 +464,7 @@ def leave_out(family: str, data: Path, out: Path, start: Path, hours: float, dev
     held.rename(out / "held")
     crops = reader_data(data, out, lambda f: f != family, real, 2)
     model = train_reader(crops, out, epochs=5, weights=start, device=device, workers=2,
-                         hours=hours)  # fmt: skip
+                         hours=hours, recolour=recolour)  # fmt: skip
     measured = {
         "left_out": crop_accuracy(model, out / "held"),
         "shipped": crop_accuracy(MODELS / "reader.onnx", out / "held"),
@@ -593,6 +594,8 @@ def main() -> int:
     parser.add_argument("--data", help=argparse.SUPPRESS)
     parser.add_argument("--start", help=argparse.SUPPRESS)
     parser.add_argument("--hours", type=float, default=0.05, help=argparse.SUPPRESS)
+    parser.add_argument("--recolour", action="store_true", help="with --leave-out: repaint "
+                        "training crops as other sets (vision.training.recolour)")  # fmt: skip
     args = parser.parse_args()
     real = Path(args.real_dice) if args.real_dice else None
     if args.train_detector:
@@ -606,7 +609,7 @@ def main() -> int:
                            args.hours, args.device, real)  # fmt: skip
     if args.leave_out:
         return leave_out(args.leave_out, Path(args.data), Path(args.out), Path(args.start),
-                         args.hours, args.device, real)  # fmt: skip
+                         args.hours, args.device, real, args.recolour)  # fmt: skip
     if args.judge:
         missing = [p for p in [*args.judge, args.house, args.looks, args.photos]
                    if p is not None and not p.exists()]  # fmt: skip

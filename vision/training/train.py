@@ -744,6 +744,8 @@ def checkpoint_from_onnx(model: Path, images: list[Path], out: Path) -> Path:
     from ultralytics.nn.modules.conv import Conv
     from ultralytics.nn.tasks import ClassificationModel, OBBModel
 
+    if not images:
+        raise ValueError(f"{model}: no training images to measure its norms on")
     exported = onnx.load(str(model))
     meta = {p.key: p.value for p in exported.metadata_props}
     task = meta.get("task", "obb")
@@ -991,11 +993,18 @@ def _hold_norm_statistics(trainer) -> None:  # type: ignore[no-untyped-def]
 
 def train_reader(crops: Path, out: Path, epochs: int, imgsz: int = CROP, name: str = "reader",
                  flips: bool = False, weights: Path | None = None, device: str = "cpu",
-                 workers: int = 2, hours: float | None = None) -> Path:  # fmt: skip
+                 workers: int = 2, hours: float | None = None,
+                 recolour: bool = False) -> Path:  # fmt: skip
     """A classifier of crops by class folder, from scratch or on from a checkpoint (at a low
     rate, each norm's statistics held, as the detector goes on). A die leans or lies flat
-    whichever way it is mirrored, so the flatness reader also sees flipped crops."""
+    whichever way it is mirrored, so the flatness reader also sees flipped crops. `recolour`
+    repaints training crops as other makers' sets (`vision.training.recolour`)."""
     yolo = _yolo()(str(weights) if weights else "yolo11n-cls.yaml")
+    trainer = {}
+    if recolour:
+        from vision.training.recolour import recolouring_trainer
+
+        trainer = {"trainer": recolouring_trainer()}
     out = out.resolve()
     going_on = {"optimizer": "AdamW", "lr0": 0.0001, "lrf": 0.2, "warmup_epochs": 0.0}
     if weights:
@@ -1004,7 +1013,7 @@ def train_reader(crops: Path, out: Path, epochs: int, imgsz: int = CROP, name: s
     yolo.train(data=str(crops), epochs=epochs, imgsz=imgsz, batch=128, workers=workers,
                device=device, time=hours, project=str(out), name=name, exist_ok=True,
                pretrained=bool(weights), amp=False, plots=False, fliplr=0.5 if flips else 0.0,
-               erasing=0.0, auto_augment=None, verbose=False,
+               erasing=0.0, auto_augment=None, verbose=False, **trainer,
                **(going_on if weights else {}))  # fmt: skip
     best = Path(yolo.trainer.save_dir) / "weights" / "best.pt"
     return export_onnx(best, imgsz)
