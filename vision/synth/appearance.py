@@ -7,7 +7,10 @@ vary (`../shared/domain/tiles.md`, "How real sets differ"): the `3-3`'s layout, 
 and place, which of the `6-6`'s pips are red, the 3s' diagonal, pip size, inset and finish,
 body and ink colours, proportions; for dice Asian or Western pips, body colours, corners and
 size. Every option appears in at least two families, so leaving one family out of training
-(`vision.training.families`) measures reading an unseen *combination*, as a new casino is.
+(`vision.training.families`) measures reading an unseen *combination*, as a new casino is; and
+every tile design is drawn on dark and on light bodies, so that no design is learnt together
+with one body colour (`models/MODEL_CARD.md`: charcoal's small `1`, shown only on light bodies
+with charcoal left out, read as a back).
 
 `dress` repaints a scene drawn by `vision.synth.sampler` in one family's look; the scene's
 positions and the random stream that drew them are untouched, so the house look (`HOUSE`)
@@ -175,7 +178,7 @@ def _classic(rng: np.random.Generator) -> Appearance:
 
 
 def _ivory(rng: np.random.Generator) -> Appearance:
-    """Ivory tiles with black and red pips, the `3-3` along the centre line, engraved pips."""
+    """Ivory tiles with black and red pips, the `3-3` either way, engraved pips among others."""
     return Appearance(
         "ivory",
         _tiles(
