@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -96,9 +97,8 @@ def _pip_mask(sprite: np.ndarray, body: tuple[int, int, int]) -> np.ndarray:
 
 
 def test_the_double_three_layouts_differ_where_the_pips_sit() -> None:
-    drawn = appearance("ivory", np.random.default_rng(0)).tiles
-    look = type(drawn)(**{**drawn.__dict__, "double_three": "centre-line"})
-    ends = tile_face("3-3", type(look)(**{**look.__dict__, "double_three": "ends"}))
+    look = replace(appearance("ivory", np.random.default_rng(0)).tiles, double_three="centre-line")
+    ends = tile_face("3-3", replace(look, double_three="ends"))
     centre = tile_face("3-3", look)
     centre_column = _pip_mask(centre, look.body)[:, 20:28].sum()
     ends_column = _pip_mask(ends, look.body)[:, 20:28].sum()

@@ -39,6 +39,7 @@ from vision.detector import (
 from vision.labels import CLASS_ID, CLASSES, MARKERS
 from vision.refine import OUTPUTS, REFINE_CROP
 from vision.synth.render import Label, Rendering
+from vision.training.recolour import recolouring_trainer
 
 
 def detector_class(label: str) -> int | None:
@@ -1000,11 +1001,6 @@ def train_reader(crops: Path, out: Path, epochs: int, imgsz: int = CROP, name: s
     whichever way it is mirrored, so the flatness reader also sees flipped crops. `recolour`
     repaints training crops as other makers' sets (`vision.training.recolour`)."""
     yolo = _yolo()(str(weights) if weights else "yolo11n-cls.yaml")
-    trainer = {}
-    if recolour:
-        from vision.training.recolour import recolouring_trainer
-
-        trainer = {"trainer": recolouring_trainer()}
     out = out.resolve()
     going_on = {"optimizer": "AdamW", "lr0": 0.0001, "lrf": 0.2, "warmup_epochs": 0.0}
     if weights:
@@ -1013,7 +1009,8 @@ def train_reader(crops: Path, out: Path, epochs: int, imgsz: int = CROP, name: s
     yolo.train(data=str(crops), epochs=epochs, imgsz=imgsz, batch=128, workers=workers,
                device=device, time=hours, project=str(out), name=name, exist_ok=True,
                pretrained=bool(weights), amp=False, plots=False, fliplr=0.5 if flips else 0.0,
-               erasing=0.0, auto_augment=None, verbose=False, **trainer,
+               erasing=0.0, auto_augment=None, verbose=False,
+               trainer=recolouring_trainer() if recolour else None,
                **(going_on if weights else {}))  # fmt: skip
     best = Path(yolo.trainer.save_dir) / "weights" / "best.pt"
     return export_onnx(best, imgsz)
