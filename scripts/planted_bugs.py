@@ -511,6 +511,20 @@ BUGS = (
         '            one=("large-centre",),\n            six_red=("column", "middle-row"),',
         ("tests/test_appearance.py", "-k", "design_left_out"),
     ),
+    Bug(
+        "reader-crops-cut-of-faces-off-the-frame",
+        "vision/training/train.py",
+        "    return bool(inside >= READ_IN_FRAME * cv2.contourArea(face))\n",
+        "    return bool(inside >= 0.1 * READ_IN_FRAME * cv2.contourArea(face))\n",
+        ("tests/test_train.py", "-k", "over_the_frames_edge"),
+    ),
+    Bug(
+        "the-reader-trained-on-crops-cut-to-half",
+        "vision/training/train.py",
+        "READER_CROP_SCALE = 0.1\n",
+        "READER_CROP_SCALE = 0.5\n",
+        ("tests/test_train.py", "-k", "crops_away"),
+    ),
 )
 
 

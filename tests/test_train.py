@@ -6,6 +6,7 @@ import dataclasses
 import json
 from collections import Counter
 from pathlib import Path
+from typing import ClassVar
 
 import cv2
 import numpy as np
@@ -115,7 +116,7 @@ def test_dice_crops_are_every_labelled_die_by_value_with_the_real_photographs(
     """Each labelled die, shaken frames too, in its value's folder (two moved copies in
     training, one in validation), and the real dice beside them up to the cap per value."""
     from vision.synth.dataset import write_dataset
-    from vision.training.train import DICE_CLASSES, DIE_COPIES, prepare_dice
+    from vision.training.train import DICE_CLASSES, DIE_COPIES, in_frame, prepare_dice
 
     data = tmp_path / "data"
     write_dataset(data, 6, 3, resolution=(1280, 720), close_ups=0.0, progress=False)
@@ -123,7 +124,7 @@ def test_dice_crops_are_every_labelled_die_by_value_with_the_real_photographs(
     want: Counter[tuple[str, str]] = Counter()
     for entry in entries:
         for obj in entry["objects"]:
-            if obj["labelled"] and obj["label"] in DICE_CLASSES:
+            if obj["labelled"] and obj["label"] in DICE_CLASSES and in_frame(obj, entry):
                 copies = DIE_COPIES if entry["split"] == "train" else 1
                 want[entry["split"], obj["label"]] += copies
     real = tmp_path / "real"
@@ -139,6 +140,22 @@ def test_dice_crops_are_every_labelled_die_by_value_with_the_real_photographs(
     assert sum(want.values()) > 0 and got == want
     assert len(list(root.glob("train/die-2/real-*"))) == 3
     assert not list(root.glob("val/*/real-*.png"))
+
+
+@pytest.mark.parametrize(
+    ("left", "cut"),
+    [(100.0, True), (-4.0, True), (-40.0, False), (-75.0, False)],
+    ids=["inside", "a tenth over the edge", "half over", "nearly all over"],
+)
+def test_a_face_mostly_over_the_frames_edge_is_not_cut_for_the_reader(
+    left: float, cut: bool
+) -> None:
+    """The renderer labels a face by how much of its in-frame part shows; a crop of one cut
+    by the frame's edge is that edge smeared, and its pips are off the frame."""
+    from vision.training.train import in_frame
+
+    face = {"corners": [[left, 10.0], [left + 80.0, 10.0], [left + 80.0, 50.0], [left, 50.0]]}
+    assert in_frame(face, {"width": 640, "height": 360}) is cut
 
 
 def test_reader_crops_at_the_cloths_scale_take_each_images_set_size(tmp_path: Path) -> None:
@@ -504,3 +521,35 @@ def test_the_parameter_list_is_the_architectures_ultralytics_builds(model: str) 
     built = kind(wanted["architecture"], nc=wanted["classes"], verbose=False).eval()
     built.fuse(verbose=False)
     assert {k: list(v.shape) for k, v in built.state_dict().items()} == wanted["parameters"]
+
+
+class _RecordingYolo:
+    """Stands in for ultralytics' YOLO: keeps what it was asked to train with."""
+
+    asked: ClassVar[dict[str, object]] = {}
+
+    def __init__(self, model: str) -> None:
+        self.trainer = None
+
+    def add_callback(self, event: str, callback: object) -> None:
+        pass
+
+    def train(self, **asked: object) -> None:
+        _RecordingYolo.asked = asked
+        self.trainer = type("Trainer", (), {"save_dir": str(asked["project"])})()
+
+
+def test_the_readers_training_never_crops_away_an_ends_pips(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The random resized crop may take at most a tenth of a crop (ultralytics' default takes
+    up to half, an end's outer pips with it, and the label stays); nothing erases or paints
+    over pips; a tile is not mirrored (its 3s lean one way)."""
+    from vision.training import train
+
+    monkeypatch.setattr(train, "_yolo", lambda: _RecordingYolo)
+    monkeypatch.setattr(train, "export_onnx", lambda best, imgsz: best)
+    train.train_reader(tmp_path / "crops", tmp_path / "out", epochs=1)
+    asked = _RecordingYolo.asked
+    assert float(asked["scale"]) <= 0.1  # type: ignore[arg-type]
+    assert asked["erasing"] == 0.0 and asked["auto_augment"] is None and asked["fliplr"] == 0.0
