@@ -1,7 +1,7 @@
 """Measure: faces the reader sees in simulated rounds before the setting, where none lies.
 
     python3 benchmarks/false_faces.py --reader models/reader.onnx [CANDIDATE.onnx ...]
-        [--clean 30] [--exposed 12]
+        [--half-turn-below 0.9 [0 ...]] [--clean 30] [--exposed 12]
 
 Every tile is face down until the hands are set, so a box read as a face over backs is what
 raises a false exposed-tile alert (four frames of the same face in one place make one). Frames
@@ -12,7 +12,9 @@ stacking (seeds 800200 on): rounds never mined for the reader's training
 face over
 no face-up tile (overlap < 0.5, or over a back), and how many of the boxes over an exposed
 face-up tile read right. Several readers read the same detector boxes, one table each, so a
-candidate is compared with the shipped reader for the cost of one detector pass.
+candidate is compared with the shipped reader for the cost of one detector pass. Each reader
+reads at each `--half-turn-below` bar (`vision.detector.HALF_TURN_BELOW`; 0 reads every tile
+as cut only).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from tqdm import tqdm  # noqa: E402
 
-from vision.detector import Detector, Reader  # noqa: E402
+from vision.detector import HALF_TURN_BELOW, Detector, Reader  # noqa: E402
 from vision.synth.round import FPS, Timeline  # noqa: E402
 from vision.training.train import round_frames, under  # noqa: E402
 
@@ -36,12 +38,13 @@ BARS = (0.5, 0.6, 0.7, 0.8, 0.9)
 Reading = tuple[str, float, str | None]  # read label, confidence, the face-up tile under it
 
 
-def readings(job: tuple[int, str | None, tuple[str, ...]]) -> list[list[Reading]]:
+def readings(job: tuple[int, str | None, tuple[tuple[str, float], ...]]) -> list[list[Reading]]:
     """Each reader's reading of each tile box before the setting, with the tile under it
     (None: no tile)."""
     seed, injected, reader_paths = job
     detector = Detector(threads=1)
-    readers = [Reader(Path(path), threads=1, flatness=None) for path in reader_paths]
+    readers = [Reader(Path(path), threads=1, flatness=None, half_turn_below=bar)
+               for path, bar in reader_paths]  # fmt: skip
     rows: list[list[Reading]] = [[] for _ in readers]
     for rendering, truth in round_frames(seed, injected, 1 / FPS, Timeline.of().setting):
         boxes = detector.detect(rendering.image)
@@ -62,6 +65,7 @@ def readings(job: tuple[int, str | None, tuple[str, ...]]) -> list[list[Reading]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reader", type=Path, nargs="+", default=[ROOT / "models" / "reader.onnx"])
+    parser.add_argument("--half-turn-below", type=float, nargs="+", default=[HALF_TURN_BELOW])
     parser.add_argument("--clean", type=int, default=30)
     parser.add_argument("--exposed", type=int, default=12)
     args = parser.parse_args()
@@ -69,8 +73,8 @@ def main() -> int:
     if missing:
         print(f"error: no reader at {', '.join(missing)}", file=sys.stderr)
         return 2
-    paths = tuple(str(path) for path in args.reader)
-    jobs: list[tuple[int, str | None, tuple[str, ...]]]
+    paths = tuple((str(path), bar) for path in args.reader for bar in args.half_turn_below)
+    jobs: list[tuple[int, str | None, tuple[tuple[str, float], ...]]]
     jobs = [(800100 + i, None, paths) for i in range(args.clean)]
     jobs += [(800200 + i, "exposed-tile-stacking", paths) for i in range(args.exposed)]
     rows: list[list[Reading]] = [[] for _ in paths]
@@ -78,10 +82,11 @@ def main() -> int:
         for found in tqdm(pool.imap_unordered(readings, jobs), total=len(jobs), unit="round"):
             for read, more in zip(rows, found, strict=True):
                 read.extend(more)
-    for path, read in zip(paths, rows, strict=True):
+    for (path, half_turn), read in zip(paths, rows, strict=True):
         false = [r for r in read if r[0] != "back" and r[2] in (None, "back")]
         exposed = [r for r in read if r[2] not in (None, "back")]
-        print(f"\nreader {path}, {args.clean} clean and {args.exposed} exposed-tile rounds\n")
+        print(f"\nreader {path}, half turn below {half_turn}, {args.clean} clean and "
+              f"{args.exposed} exposed-tile rounds\n")  # fmt: skip
         print("| bar | faces read over no face | exposed faces read right |\n|---:|---:|---:|")
         for bar in BARS:
             right = sum(label == tile and score >= bar for label, score, tile in exposed)

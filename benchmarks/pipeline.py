@@ -3,6 +3,7 @@ after another (as before) and overlapped on both cores (`vision.pipeline`), side
 
     python3 benchmarks/pipeline.py [--frames 40] [--resolutions 1280x720,1920x1080,3840x2160]
                                    [--detector PATH.onnx] [--refiner-stages N]
+                                   [--half-turn-below BAR]
 
 A simulated round's busiest stretch (every hand on the table, exposures) is rendered and written
 to an MP4 per resolution; each way then decodes it on a thread of its own (as the camera thread
@@ -15,7 +16,8 @@ detections on every frame. "One after another" is the previous edge box: every m
 n+1 beside the rest of frame n. `--detector` times a detector file that is not shipped (a
 training checkpoint exported to ONNX: the timing depends on its architecture and input size,
 not on how well it was trained); `--refiner-stages` runs only the first N shipped refiner stages
-(0: none), to time a stage.
+(0: none), to time a stage; `--half-turn-below` the reader's bar for reading an unsure tile
+again turned half round (`vision.detector.HALF_TURN_BELOW`; 0: every tile read as cut only).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from vision.detections import Detections  # noqa: E402
-from vision.detector import MODELS, REFINERS, Detector  # noqa: E402
+from vision.detector import HALF_TURN_BELOW, MODELS, REFINERS, Detector  # noqa: E402
 from vision.follow import RoundFollower  # noqa: E402
 from vision.pipeline import ahead  # noqa: E402
 from vision.replay import ModelSource  # noqa: E402
@@ -77,6 +79,7 @@ def run_way(
     models = ModelSource(threads=threads)
     models.detector = Detector(args.detector, threads=threads,
                                refiner=REFINERS[: args.refiner_stages])  # fmt: skip
+    models.reader.half_turn_below = args.half_turn_below
     follower = RoundFollower(table, cut=studio.plan.cut, cut_options=studio.plan.cut_options)  # type: ignore[arg-type]
     ms: dict[str, list[float]] = {"scan": [], "rest": [], "follow": []}
 
@@ -123,6 +126,7 @@ def main() -> int:
     parser.add_argument("--resolutions", default="1280x720,1920x1080,3840x2160")
     parser.add_argument("--detector", type=Path, default=MODELS / "detector.onnx")
     parser.add_argument("--refiner-stages", type=int, default=len(REFINERS))
+    parser.add_argument("--half-turn-below", type=float, default=HALF_TURN_BELOW)
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores; {cpu_flags()}")
     with tempfile.TemporaryDirectory() as scratch:

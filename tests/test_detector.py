@@ -294,6 +294,56 @@ def test_a_die_reads_the_same_at_every_quarter_turn() -> None:
     assert np.allclose(probs, probs[0], atol=1e-5)
 
 
+def _tile_crops() -> list[NDArray[np.uint8]]:
+    """Every labelled tile of the fixture frame, face up or down, partly covered too."""
+    image = cv2.imread(str(FRAME))
+    tiles = [o for o in TRUTH["objects"] if o["labelled"] and not o["label"].startswith("die-")]
+    return [cut(image, np.asarray(o["corners"]), False) for o in tiles]
+
+
+@pytest.mark.parametrize(("bar", "averaged"), [(0.0, "none"), (0.9995, "unsure"), (1.01, "all")])
+def test_a_tile_read_unsure_is_read_again_turned_half_round(bar: float, averaged: str) -> None:
+    """A tile row read under `half_turn_below` sure takes the mean of its reading as cut and
+    turned half round (`HALF_TURN_BELOW`); a sure one, and every die, its reading as cut."""
+    crops = _tile_crops()
+    plain = Reader(half_turn_below=0.0).look_at(crops, embed=False)[0]
+    turned = Reader(half_turn_below=0.0).look_at([c[::-1, ::-1] for c in crops], embed=False)[0]
+    read = Reader(half_turn_below=bar).look_at(crops, embed=False)[0]
+    tiles = [k for k, n in Reader().names.items() if not n.startswith("die-")]
+    unsure = plain[:, tiles].max(1) < bar
+    assert {"none": not unsure.any(), "unsure": 0 < unsure.sum() < len(crops),
+            "all": unsure.all()}[averaged]  # fmt: skip
+    assert np.allclose(read[unsure], (plain[unsure] + turned[unsure]) / 2, atol=1e-6)
+    assert np.array_equal(read[~unsure], plain[~unsure])
+
+
+def test_a_tile_read_both_ways_round_reads_the_same_whichever_way_up_it_lies() -> None:
+    crops = _tile_crops()
+    always = Reader(half_turn_below=1.01)
+    upright = always.look_at(crops, embed=False)[0]
+    upside_down = always.look_at([c[::-1, ::-1] for c in crops], embed=False)[0]
+    assert np.allclose(upright, upside_down, atol=1e-5)
+
+
+def test_both_ways_gives_each_tile_read_turned_its_two_views_as_a_set_holds_them() -> None:
+    """`both_ways` (a reader with an enrolled set): the embedding of a tile read again turned
+    half round is its two views, as cut and turned; a tile read once is its view twice."""
+    crops = _tile_crops()
+    bar = 0.9995  # some of the fixture's tiles read under it, some over
+    reader = Reader(half_turn_below=bar)
+    plain, upright = Reader(half_turn_below=0.0).look_at(crops)
+    _, turned = Reader(half_turn_below=0.0).look_at([c[::-1, ::-1] for c in crops])
+    _, both = reader.look_at(crops, both_ways=True)
+    assert upright is not None and turned is not None and both is not None
+    assert both.shape == (len(crops), 2, upright.shape[1])
+    tiles = [k for k, n in reader.names.items() if not n.startswith("die-")]
+    again = plain[:, tiles].max(1) < bar
+    assert 0 < again.sum() < len(crops)
+    assert np.allclose(both[:, 0], upright, atol=1e-5)
+    assert np.allclose(both[again, 1], turned[again], atol=1e-5)
+    assert np.array_equal(both[~again, 1], both[~again, 0])
+
+
 def test_a_die_box_is_read_as_a_die_and_a_tile_box_as_a_face_or_back() -> None:
     image = cv2.imread(str(FRAME))
     die = next(o for o in TRUTH["objects"] if o["labelled"] and o["label"].startswith("die-"))
@@ -666,6 +716,9 @@ def test_the_full_report_renders_from_an_evaluation() -> None:
     assert "Face boxes on no labelled object: 0 at 0.3,\n  7 at 0.5" in text
     assert "| mAP50-95 >= 0.85 (28 labels, oriented IoU) | 1.0000 | yes |" in text
     assert "| 1920x1080 | 80 | 12.5 |" in text
+    assert "Unsure tiles read both ways round" not in text
+    result["read_as_cut_only"] = {"tile_face_accuracy": 0.97, "map50_95": 0.9}
+    assert "100.00% against 97.00% read as cut only" in report(result)
 
 
 def test_the_refiner_picture_shows_dice_and_a_tile_before_and_after(tmp_path: Path) -> None:

@@ -248,13 +248,43 @@ def test_a_sure_reading_is_not_overruled_by_a_slightly_nearer_enrolled_tile() ->
     """The set weighs in (`SET_WEIGHT`), it does not decide: a tile the classifier reads as
     `1-1` at 90% and that lies a little nearer an enrolled `4-4` (0.95) than an enrolled `1-1`
     (0.90) stays `1-1`; one the classifier cannot tell from a `4-4` goes to the set's face."""
-    known = KnownSet(("4-4", "1-1"), np.array([[1, 0, 0], [0.8, 0.6, 0]], np.float32))
+    known = KnownSet(("4-4", "4-4", "1-1", "1-1"),
+                     np.array([[1, 0, 0]] * 2 + [[0.8, 0.6, 0]] * 2, np.float32))  # fmt: skip
     tile = np.array([[0.95, 0.2333, math.sqrt(1 - 0.95**2 - 0.2333**2)]] * 2, np.float32)
     probs = np.zeros((2, len(NAMES)), np.float32)
     probs[0, FACE_NAMES.index("1-1")], probs[0, FACE_NAMES.index("4-4")] = 0.9, 0.05
     probs[1, FACE_NAMES.index("1-1")], probs[1, FACE_NAMES.index("4-4")] = 0.45, 0.45
     read = known.combine(probs, tile, NAMES, ("tile", "tile"))
     assert [FACE_NAMES[int(np.argmax(row[:21]))] for row in read] == ["1-1", "4-4"]
+
+
+E = np.eye(4, dtype=np.float32)
+
+
+@pytest.mark.parametrize(("views", "face"), [("as cut", "1-1"), ("as cut twice", "1-1"),
+                                             ("as cut and turned", "4-4")])  # fmt: skip
+def test_a_tile_in_play_is_matched_with_the_set_end_to_end(views: str, face: str) -> None:
+    """An enrolled `1-1` seen as (e0, e1) and `4-4` as (e2, e3), as cut and turned half round.
+    A tile whose crop as cut lies nearest the `1-1`'s (0.86 against 0.51) but which turned half
+    round is the `4-4`'s other view is a `4-4`: matched by both its ends (`Reader.look_at(
+    both_ways=True)`), not by the one the crop happens to show first. A tile read once (its
+    view twice) is matched by that view."""
+    known = KnownSet(("1-1", "1-1", "4-4", "4-4"), E.copy())
+    cut = (E[0] + 0.6 * E[2]) / np.linalg.norm(E[0] + 0.6 * E[2])
+    second = {"as cut twice": cut, "as cut and turned": E[3]}.get(views)
+    seen = cut[None] if second is None else np.stack([cut, second])[None]
+    probs = np.zeros((1, len(NAMES)), np.float32)
+    probs[0, FACE_NAMES.index("1-1")] = probs[0, FACE_NAMES.index("4-4")] = 0.45
+    read = known.combine(probs, seen, NAMES, ("tile",))
+    assert FACE_NAMES[int(np.argmax(read[0, :21]))] == face
+
+
+@pytest.mark.parametrize(
+    "faces", [("1-1", "4-4"), ("1-1", "1-1", "4-4"), ("1-1",) * 2 + ("4-4",) * 4]
+)
+def test_a_known_set_holds_each_tiles_two_views_in_turn(faces: tuple[str, ...]) -> None:
+    with pytest.raises(ValueError, match="two views"):
+        KnownSet(faces, np.ones((4, 3), np.float32))
 
 
 def test_a_frame_with_nothing_on_it_is_refused_not_a_crash() -> None:

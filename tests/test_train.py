@@ -226,7 +226,6 @@ def test_round_crops_are_labelled_with_what_lies_under_each_box() -> None:
     """The simulator's truth under each detector box, checked against the shipped reader: a
     mismatched box (a back labelled a face, one face labelled another) would show as
     disagreement."""
-    from vision.crops import CROP
     from vision.detector import Reader
     from vision.labels import CLASSES
     from vision.training.train import HARD_FACE, ROUND_SEEDS, round_crops
@@ -237,8 +236,7 @@ def test_round_crops_are_labelled_with_what_lies_under_each_box() -> None:
     assert all(label in CLASSES and not label.startswith("die-") for _, label, _ in mined)
     assert all(label == "back" for kind, label, _ in mined if kind != "face")
     reader = Reader(threads=1, flatness=None)
-    blob = cv2.dnn.blobFromImages([c for _, _, c in mined], 1 / 255, (CROP, CROP), swapRB=True)
-    probs = reader.session.run(None, {reader.input.name: blob})[0]
+    probs = reader.look_at([c for _, _, c in mined], embed=False)[0]  # as the miner reads them
     read = probs.argmax(1)
     agree = [
         reader.names[int(i)] == label

@@ -676,14 +676,20 @@ def outsiders(tiles: tuple[SeenTile, ...]) -> list[str]:
 
 @dataclass(frozen=True)
 class KnownSet:
-    """An accepted enrolment's tiles as the reader sees them: two embeddings per tile (as cut
-    and turned half round, so a tile in play matches whichever way it lies) and its face."""
+    """An accepted enrolment's tiles as the reader sees them: two embeddings per tile, in turn
+    (as cut and turned half round, so a tile in play matches whichever way it lies), and each
+    one's face."""
 
     faces: tuple[str, ...]
     vectors: NDArray[np.float32]
     looks: NDArray[np.float32] | None = None
     """Each tile's set look (`SetLook`), to judge tiles in play by; None where the enrolment was
     made without the set-look model."""
+
+    def __post_init__(self) -> None:
+        pairs = self.faces[0::2] == self.faces[1::2] and len(self.faces) % 2 == 0
+        if not pairs or len(self.faces) != len(self.vectors):
+            raise ValueError("a known set holds each tile's two views in turn, one face each")
 
     @classmethod
     def of(cls, enrolment: Enrolment) -> KnownSet:
@@ -705,15 +711,25 @@ class KnownSet:
         return look_distance(self.looks, looks)
 
     def likeness(self, embedding: NDArray[np.float32]) -> NDArray[np.float32]:
-        """Each row's closeness (cosine) to each face's nearest enrolled tile: N x 21 (-1 for
-        a face the set does not hold)."""
-        sims = embedding @ self.vectors.T
+        """Each row's closeness (cosine) to each face's nearest enrolled tile: N x 21 (-1 for a
+        face the set does not hold), by the nearer of its two views. Rows of N x 2 x D
+        (`Reader.look_at(both_ways=True)`) that were read turned half round too, their two
+        views differing, are matched end to end: each enrolled tile's two views against the
+        row's two, whichever way round fits, averaged."""
+        upright, turned = self.vectors[0::2], self.vectors[1::2]
+        cut = embedding if embedding.ndim == 2 else embedding[:, 0]
+        sims = np.maximum(cut @ upright.T, cut @ turned.T)
+        if embedding.ndim == 3:
+            half = embedding[:, 1]
+            both = ~np.all(cut == half, axis=1)
+            same = cut[both] @ upright.T + half[both] @ turned.T
+            sims[both] = np.maximum(same, cut[both] @ turned.T + half[both] @ upright.T) / 2
         return np.where(self._held[None], sims[:, None, :], -1.0).max(2).astype(np.float32)
 
     @functools.cached_property
     def _held(self) -> NDArray[np.bool_]:
-        """Which enrolled vectors are of each face: 21 x enrolled."""
-        return np.array([[face == name for face in self.faces] for name in FACE_NAMES])
+        """Which enrolled tiles are of each face: 21 x tiles."""
+        return np.array([[face == name for face in self.faces[0::2]] for name in FACE_NAMES])
 
     def combine(
         self,
@@ -764,7 +780,9 @@ Measured on play tiles of enrolled sets (`vision.training.enrolment`): on the ho
 reader was trained on it, every weight from 0.5 up lost tiles the classifier read right (138 of
 138 at 0 and 0.3, 126 at 0.7); on classic, ivory and navy read by readers that never saw them,
 0.3 gained 1.4-3.1 points and higher weights at most half a point more. Confirmed on charcoal
-and cream: +3.6 and +7.9 points."""
+and cream: +3.6 and +7.9 points. With tiles matched end to end (`KnownSet.likeness`), 0.2-0.4
+and temperatures 0.02-0.05 read charcoal's and ivory's play tiles within a point of each
+other, so both stay (docs/enrolment.md, "Reading by the set")."""
 # -- which set a tile belongs to ---------------------------------------------------------------
 LOOK_FAR = 0.45
 """A tile lies outside the set when its look is this far (1 - cosine) from the set's centre."""

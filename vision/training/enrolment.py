@@ -101,18 +101,30 @@ def play_crops(
 
 def read_play(reader: Reader, known: KnownSet, crops: list[np.ndarray], truth: list[str],  # type: ignore[type-arg]
               tally: Counter[str], nearest: list[float]) -> None:  # fmt: skip
-    """Count play tiles read right by the classifier and by each mix with the set; keep how
-    like its nearest enrolled tile each one was."""
+    """Count play tiles read right: as cut only; as the box reads them without a set (unsure
+    tiles both ways round); by the set matched by one end, as cut (the box before tiles were
+    matched end to end); and with the set as the box reads now, at each of `WEIGHTS` (0: the
+    classifier both ways round). Keep how like its nearest enrolled tile each one was."""
     if not crops:
         return
-    probs, embedding = reader.look_at(crops)
-    assert embedding is not None
     faces_at = columns(reader.names, FACE_NAMES)
     kinds = ("tile",) * len(crops)
+
+    def count(key: str, probs: np.ndarray) -> None:  # type: ignore[type-arg]
+        read = [FACE_NAMES[int(np.argmax(row))] for row in probs[:, faces_at]]
+        tally[key] += sum(r == t for r, t in zip(read, truth, strict=True))
+
+    bar, reader.half_turn_below = reader.half_turn_below, 0.0
+    as_cut, one_end = reader.look_at(crops)
+    reader.half_turn_below = bar
+    assert one_end is not None
+    count("right as cut", as_cut)
+    count("right alone", reader.look_at(crops, embed=False)[0])
+    count("right by one end at 0.3", known.combine(as_cut, one_end, reader.names, kinds, 0.3))
+    probs, embedding = reader.look_at(crops, both_ways=True)  # as `Reader.read` with a set
+    assert embedding is not None
     for weight in WEIGHTS:
-        mixed = known.combine(probs, embedding, reader.names, kinds, weight)
-        read = [FACE_NAMES[int(np.argmax(row))] for row in mixed[:, faces_at]]
-        tally[f"right at {weight}"] += sum(r == t for r, t in zip(read, truth, strict=True))
+        count(f"right at {weight}", known.combine(probs, embedding, reader.names, kinds, weight))
     tally["tiles"] += len(crops)
     nearest += known.likeness(embedding).max(1).tolist()
 
@@ -199,7 +211,8 @@ def measure(
                     read_play(reader, known, crops, truth, play, genuine)
                 other = [f for f in FAMILIES if f != family][k % (len(FAMILIES) - 1)]
                 crops, _ = play_crops(play_scene(seed * 10 + 9, seed + 1, other), rng)
-                foreign += known.likeness(reader.look_at(crops)[1]).max(1).tolist() if crops else []
+                seen = reader.look_at(crops, both_ways=True)[1] if crops else None
+                foreign += known.likeness(seen).max(1).tolist() if seen is not None else []
         results[family] = {key: dict(value) for key, value in tally.items()} | {
             "play": dict(play),
             "nearest genuine": np.round(np.percentile(genuine, PERCENTILES), 3).tolist()

@@ -539,9 +539,9 @@ def judge(
     return judged
 
 
-def by_family(model: Path, data: Path, out: Path) -> dict[str, object]:
-    """The reader at `model` on each look of a family data set (`paigow synth dataset
-    --families ...`), by kind: faces, backs, dice."""
+def by_family(model: Path | Reader, data: Path, out: Path) -> dict[str, object]:
+    """The reader at `model` (or as the box reads: a `Reader`) on each look of a family data
+    set (`paigow synth dataset --families ...`), by kind: faces, backs, dice."""
     from vision.training.train import prepare_reader
 
     card = json.loads((data / "card.json").read_text())
@@ -577,6 +577,9 @@ def main() -> int:
     parser.add_argument("--crops", help="class folders of crops to measure on")
     parser.add_argument("--by-family", help="with --measure: a family data set, measured per look "
                         "on crops cut from its truth boxes as the detector's move")  # fmt: skip
+    parser.add_argument("--as-the-box", action="store_true",
+                        help="with --measure: read as the box reads (`vision.detector.Reader`: "
+                        "unsure tiles both ways round, dice by models/dice.onnx)")  # fmt: skip
     parser.add_argument("--leave-out", choices=tuple(FAMILIES), help=argparse.SUPPRESS)
     parser.add_argument("--full-reader", help=argparse.SUPPRESS)
     parser.add_argument("--dice-reader", help=argparse.SUPPRESS)
@@ -620,15 +623,20 @@ def main() -> int:
         for candidate in args.judge:
             print(json.dumps(judge(candidate, args.house, args.looks, args.photos)), flush=True)
         return 0
+    if args.measure and not Path(args.measure).is_file():
+        print(f"--measure: no reader file {args.measure}", file=sys.stderr)
+        return 2
+    measured: Path | Reader = Path(args.measure or ".")
+    if args.measure and args.as_the_box:
+        measured = Reader(Path(args.measure), flatness=None)
     if args.measure and args.by_family:
-        print(json.dumps(by_family(Path(args.measure), Path(args.by_family), Path(args.out)),
-                         indent=2))  # fmt: skip
+        print(json.dumps(by_family(measured, Path(args.by_family), Path(args.out)), indent=2))
         return 0
     if args.measure:
         if not args.crops or not Path(args.crops).is_dir():
             print("--measure needs --crops FOLDER of class folders", file=sys.stderr)
             return 2
-        print(json.dumps(crop_accuracy(Path(args.measure), Path(args.crops)), indent=2))
+        print(json.dumps(crop_accuracy(measured, Path(args.crops)), indent=2))
         return 0
     if real is not None and not (real / "train").is_dir():
         print(f"--real-dice: no train/ folder in {real}", file=sys.stderr)
