@@ -528,8 +528,8 @@ BUGS = (
     Bug(
         "reader-crops-cut-of-faces-off-the-frame",
         "vision/training/train.py",
-        "    return bool(inside >= READ_IN_FRAME * cv2.contourArea(face))\n",
-        "    return bool(inside >= 0.1 * READ_IN_FRAME * cv2.contourArea(face))\n",
+        "    return bool(inside >= READ_IN_FRAME * area)\n",
+        "    return bool(inside >= 0.1 * READ_IN_FRAME * area)\n",
         ("tests/test_train.py", "-k", "over_the_frames_edge"),
     ),
     Bug(

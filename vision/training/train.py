@@ -164,13 +164,20 @@ def _crop_origins(width: int, height: int) -> list[tuple[int, int]]:
     return [(x, y) for y in starts(height) for x in starts(width)]
 
 
+def _within(
+    polygon: np.ndarray, width: float, height: float
+) -> tuple[float, float, np.ndarray | None]:
+    """A convex polygon's area, the area of its part inside a `width` x `height` rectangle at
+    the origin, and that part (None where nothing of it lies inside)."""
+    rectangle = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
+    convex = cv2.convexHull(polygon.astype(np.float32))
+    shown, part = cv2.intersectConvexConvex(convex, rectangle)
+    return float(cv2.contourArea(convex)), float(shown), part
+
+
 def _inside(corners: np.ndarray) -> np.ndarray | None:
     """The object's part inside the crop as normalised corners, or None if under half shows."""
-    square = np.array([[0, 0], [DETECTOR_CROP, 0], [DETECTOR_CROP, DETECTOR_CROP],
-                       [0, DETECTOR_CROP]], np.float32)  # fmt: skip
-    polygon = corners.astype(np.float32)
-    area = cv2.contourArea(polygon)
-    shown, part = cv2.intersectConvexConvex(polygon, square)
+    area, shown, part = _within(corners, DETECTOR_CROP, DETECTOR_CROP)
     if area <= 0 or part is None or shown < 0.5 * area:
         return None
     box = corners if shown > 0.99 * area else cv2.boxPoints(cv2.minAreaRect(part))
@@ -193,11 +200,8 @@ than nine tenths inside (ivory 116 of 3,452), and the readers read 24-25% of tho
 
 def in_frame(obj: dict, entry: dict) -> bool:  # type: ignore[type-arg]
     """Whether at least `READ_IN_FRAME` of an annotated object's face lies inside its image."""
-    face = np.asarray(obj["corners"], np.float32)
-    width, height = entry["width"], entry["height"]
-    frame = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
-    inside, _ = cv2.intersectConvexConvex(cv2.convexHull(face), frame)
-    return bool(inside >= READ_IN_FRAME * cv2.contourArea(face))
+    area, inside, _ = _within(np.asarray(obj["corners"]), entry["width"], entry["height"])
+    return bool(inside >= READ_IN_FRAME * area)
 
 
 BACKS = {"back": 3}
