@@ -28,6 +28,13 @@ HEADER = """\
 """
 
 
+SAME_VERSION = {"opencv-python": "opencv-python-headless"}
+"""Packages outside the runtime pinned to a runtime package's version: ultralytics (the [train]
+extra) asks for opencv-python, whose cv2 shadows the headless one; a newer one there changed
+the simulator's pixels and the detector's boxes (a planted bug's fixture display no longer
+showed the boxes its check drops), so both are the OpenCV the tests ran."""
+
+
 def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         installed = Path(scratch) / "installed.txt"
@@ -52,7 +59,9 @@ def main() -> int:
         for p in packages
         if p["metadata"]["name"] != "paigow-monitor"
     )
-    lines = [f"{name}=={version}" for name, version in pins]
+    versions = dict(pins)
+    pins += [(name, versions[like]) for name, like in SAME_VERSION.items() if like in versions]
+    lines = [f"{name}=={version}" for name, version in sorted(pins)]
     (ROOT / "constraints.txt").write_text(HEADER + "\n".join(lines) + "\n")
     print(f"constraints.txt: {len(pins)} packages pinned")
     return 0
