@@ -119,10 +119,10 @@ def read_play(reader: Reader, known: KnownSet, crops: list[np.ndarray], truth: l
     reader.half_turn_below = bar
     assert one_end is not None
     count("right as cut", as_cut)
-    count("right alone", reader.look_at(crops, embed=False)[0])
     count("right by one end at 0.3", known.combine(as_cut, one_end, reader.names, kinds, 0.3))
     probs, embedding = reader.look_at(crops, both_ways=True)  # as `Reader.read` with a set
     assert embedding is not None
+    count("right alone", probs)  # both ways only shapes the embedding: the same reading
     for weight in WEIGHTS:
         count(f"right at {weight}", known.combine(probs, embedding, reader.names, kinds, weight))
     tally["tiles"] += len(crops)
