@@ -14,7 +14,8 @@ no face-up tile (overlap < 0.5, or over a back), and how many of the boxes over 
 face-up tile read right. Several readers read the same detector boxes, one table each, so a
 candidate is compared with the shipped reader for the cost of one detector pass. Each reader
 reads at each `--half-turn-below` bar (`vision.detector.HALF_TURN_BELOW`; 0 reads every tile
-as cut only).
+as cut only). Below each table, where each face read over no face at the follower's bar lies
+(round, time, box centre): what a candidate's extra ones lie on is what to mine next.
 """
 
 from __future__ import annotations
@@ -35,7 +36,11 @@ from vision.training.train import round_frames, under  # noqa: E402
 
 BARS = (0.5, 0.6, 0.7, 0.8, 0.9)
 
-Reading = tuple[str, float, str | None]  # read label, confidence, the face-up tile under it
+SHOWN_FROM = 0.8
+"""The follower's bar for a face (`vision.follow`): the readings at or over it are listed."""
+
+Where = tuple[int, float, float, float]  # round seed, seconds into it, box centre x and y
+Reading = tuple[str, float, str | None, Where]  # label, confidence, face-up tile under it
 
 
 def readings(job: tuple[int, str | None, tuple[tuple[str, float], ...]]) -> list[list[Reading]]:
@@ -46,19 +51,24 @@ def readings(job: tuple[int, str | None, tuple[tuple[str, float], ...]]) -> list
     readers = [Reader(Path(path), threads=1, flatness=None, half_turn_below=bar)
                for path, bar in reader_paths]  # fmt: skip
     rows: list[list[Reading]] = [[] for _ in readers]
-    for rendering, truth in round_frames(seed, injected, 1 / FPS, Timeline.of().setting):
+    frames = round_frames(seed, injected, 1 / FPS, Timeline.of().setting)
+    for index, (rendering, truth) in enumerate(frames):
         boxes = detector.detect(rendering.image)
         if not len(boxes):
             continue
         tiles = [under(corners, truth) for corners in boxes.corners]  # the readers keep the boxes
         for reader, kept in zip(readers, rows, strict=True):
             found = reader.read(rendering.image, boxes)
-            for tile, label, score in zip(tiles, found.labels, found.label_scores, strict=True):
+            for tile, label, score, corners in zip(
+                tiles, found.labels, found.label_scores, found.corners, strict=True
+            ):
                 if label.startswith("die-"):
                     continue
                 if label == "back" and (tile is None or tile.label == "back"):
                     continue
-                kept.append((label, float(score), tile.label if tile else None))
+                x, y = corners.mean(0)
+                where = (seed, index / FPS, float(x), float(y))
+                kept.append((label, float(score), tile.label if tile else None, where))
     return rows
 
 
@@ -89,9 +99,13 @@ def main() -> int:
               f"{args.exposed} exposed-tile rounds\n")  # fmt: skip
         print("| bar | faces read over no face | exposed faces read right |\n|---:|---:|---:|")
         for bar in BARS:
-            right = sum(label == tile and score >= bar for label, score, tile in exposed)
-            print(f"| {bar} | {sum(score >= bar for _, score, _ in false)} "
+            right = sum(label == tile and score >= bar for label, score, tile, _ in exposed)
+            print(f"| {bar} | {sum(score >= bar for _, score, _, _ in false)} "
                   f"| {right} of {len(exposed)} |")  # fmt: skip
+        for label, score, tile, (seed, t, x, y) in sorted(false, key=lambda r: r[3]):
+            if score >= SHOWN_FROM:
+                print(f"- {label} at {score:.2f} over {tile or 'no tile'}: round {seed} at "
+                      f"{t:.1f} s, box centre ({x:.0f}, {y:.0f})")  # fmt: skip
     return 0
 
 
