@@ -31,13 +31,11 @@ sys.path.insert(0, str(ROOT))
 from tqdm import tqdm  # noqa: E402
 
 from vision.detector import HALF_TURN_BELOW, Detector, Reader  # noqa: E402
+from vision.follow.exposure import FACES  # noqa: E402
 from vision.synth.round import FPS, Timeline  # noqa: E402
 from vision.training.train import round_frames, under  # noqa: E402
 
 BARS = (0.5, 0.6, 0.7, 0.8, 0.9)
-
-SHOWN_FROM = 0.8
-"""The follower's bar for a face (`vision.follow`): the readings at or over it are listed."""
 
 Where = tuple[int, float, float, float]  # round seed, seconds into it, box centre x and y
 Reading = tuple[str, float, str | None, Where]  # label, confidence, face-up tile under it
@@ -57,16 +55,16 @@ def readings(job: tuple[int, str | None, tuple[tuple[str, float], ...]]) -> list
         if not len(boxes):
             continue
         tiles = [under(corners, truth) for corners in boxes.corners]  # the readers keep the boxes
+        centres = boxes.corners.mean(1)
         for reader, kept in zip(readers, rows, strict=True):
             found = reader.read(rendering.image, boxes)
-            for tile, label, score, corners in zip(
-                tiles, found.labels, found.label_scores, found.corners, strict=True
+            for tile, label, score, (x, y) in zip(
+                tiles, found.labels, found.label_scores, centres, strict=True
             ):
                 if label.startswith("die-"):
                     continue
                 if label == "back" and (tile is None or tile.label == "back"):
                     continue
-                x, y = corners.mean(0)
                 where = (seed, index / FPS, float(x), float(y))
                 kept.append((label, float(score), tile.label if tile else None, where))
     return rows
@@ -103,7 +101,7 @@ def main() -> int:
             print(f"| {bar} | {sum(score >= bar for _, score, _, _ in false)} "
                   f"| {right} of {len(exposed)} |")  # fmt: skip
         for label, score, tile, (seed, t, x, y) in sorted(false, key=lambda r: r[3]):
-            if score >= SHOWN_FROM:
+            if score >= FACES.min_read:  # the follower's bar: what it would count
                 print(f"- {label} at {score:.2f} over {tile or 'no tile'}: round {seed} at "
                       f"{t:.1f} s, box centre ({x:.0f}, {y:.0f})")  # fmt: skip
     return 0
