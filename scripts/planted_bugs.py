@@ -533,6 +533,13 @@ BUGS = (
         ("tests/test_train.py", "-k", "over_the_frames_edge"),
     ),
     Bug(
+        "the-miner-keeps-the-readers-misreads-as-plain-backs",
+        "vision/training/train.py",
+        "                if face >= HARD_FACE:\n",
+        "                if face > 1.0:\n",
+        ("tests/test_train.py", "-k", "mined_as_misreads"),
+    ),
+    Bug(
         "the-reader-trained-on-crops-cut-to-half",
         "vision/training/train.py",
         "READER_CROP_SCALE = 0.1\n",

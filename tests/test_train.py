@@ -282,6 +282,26 @@ def test_hard_crops_are_boxes_over_no_face_that_the_reader_takes_for_one(
     assert len(crops) == (len(reader.asked) if kept else 0)
 
 
+@pytest.mark.parametrize(("face_up", "misread"), [(0.9, True), (0.3, True), (0.29, False)])
+def test_detector_boxes_over_no_face_the_reader_takes_for_faces_are_mined_as_misreads(
+    face_up: float, misread: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The false faces of `benchmarks/false_faces.py` are the detector's own boxes over washed
+    backs: each one the judge reads as a face is kept, with boxes moved about it, and no box
+    the judge reads as a back is."""
+    from vision.training import train
+
+    monkeypatch.setattr(train, "Reader", lambda *args, **kwargs: AskedReader(face_up))
+    monkeypatch.setattr(train, "hard_crops", lambda *args: [])
+    mined = Counter(kind for kind, _, _ in train.round_crops(train.ROUND_SEEDS, 1.0, until=2.0))
+    plain = mined["back"] + mined["no face"]
+    if misread:
+        assert plain == 0 and mined["misread"] > 0
+        assert mined["misread"] % (train.HARD_TRIES + 1) == 0
+    else:
+        assert plain > 0 and mined["misread"] == 0
+
+
 def test_refiner_examples_encode_the_true_box_of_what_they_show(tmp_path: Path) -> None:
     """Each example is a detected (or moved) box and where its object really lies: decoded, it
     must land on a labelled object of the fixture frames."""
@@ -481,15 +501,20 @@ def test_round_crops_are_mined_from_the_rounds_asked_for_judged_by_the_reader_na
 
     judge = tmp_path / "reader.onnx"
 
-    def fake_round_crops(seed: int, every: float = 0.3, reader: Path | None = None):  # type: ignore[no-untyped-def]
-        assert reader == judge
+    def fake_round_crops(seed: int, every: float, reader: Path | None, until: float | None):  # type: ignore[no-untyped-def]
+        assert (reader, every, until) == (judge, 0.1, 4.5)
         yield "no face", "back", np.full((8, 8, 3), seed % 251, np.uint8)
 
     monkeypatch.setattr(train, "round_crops", fake_round_crops)
-    counts = train.prepare_round_crops(tmp_path, 2, workers=1, first=5, reader=judge)
+    counts = train.prepare_round_crops(
+        tmp_path, 2, workers=1, first=5, reader=judge, every=0.1, until=4.5
+    )
     assert counts == {"back": 2}
     mined = sorted(p.name for p in (tmp_path / "train" / "back").iterdir())
-    assert mined == [f"round{train.ROUND_SEEDS + 5}_0.png", f"round{train.ROUND_SEEDS + 6}_0.png"]
+    assert mined == [
+        f"round{train.ROUND_SEEDS + 5}_0.1s_0.png",
+        f"round{train.ROUND_SEEDS + 6}_0.1s_0.png",
+    ]
 
 
 @pytest.mark.parametrize("model", sorted(GOING_ON))

@@ -302,10 +302,12 @@ FACE_SHOWN = 0.6
 """A face-up tile's crop is trained on only when this share of its face is in view; a back's at
 any share (a half-hidden back is still no face)."""
 MINED_IRREGULARITIES = (None, None, "exposed-tile-stacking", "exposed-tile-dealing")
-KEEP = {"back": 0.05, "no face": 1.0, "face": 0.3, "hard": 0.3}
+KEEP = {"back": 0.05, "no face": 1.0, "face": 0.3, "hard": 0.3, "misread": 1.0}
 """Share of each kind of mined crop kept: backs lying alone are many and read right; boxes over
 several backs are few and were read as faces (`docs/benchmarks.md`); hard crops, those the
-shipped reader gets wrong, come about 300 a round (most slid off a back over a line)."""
+shipped reader gets wrong, come about 300 a round (most slid off a back over a line); the
+detector's own boxes over no face that the reader reads as faces (`misread`) are the false
+faces `benchmarks/false_faces.py` counts, a few a round: every one is kept."""
 HARD_FACE = 0.3
 """A crop over no face is hard when the shipped reader gives a face this much of its belief."""
 HARD_TRIES = 4
@@ -313,33 +315,46 @@ HARD_TRIES = 4
 
 
 def round_crops(
-    seed: int, every: float = 0.3, reader: Path | None = None
+    seed: int, every: float = 0.3, reader: Path | None = None, until: float | None = None
 ) -> Iterator[tuple[str, str, NDArray[np.uint8]]]:
     """(kind, label, crop) for each tile box the shipped detector finds in a simulated round's
-    frames, one frame every `every` seconds. The scenes the reader is otherwise trained on are
-    single frames; in a round it reads tiles being washed, carried and half hidden under hands,
-    boxed as the detector boxes them. A box over backs and cloth and no face, such as one
-    pairing halves of two washed tiles, is labelled `back`: no face shows in it. A box half over
-    a face is left out. Then the `hard` crops (`hard_crops`) of `reader` (the shipped one by
-    default), labelled `back`."""
+    frames, one frame every `every` seconds up to `until` (the round's end). The scenes the
+    reader is otherwise trained on are single frames; in a round it reads tiles being washed,
+    carried and half hidden under hands, boxed as the detector boxes them. A box over backs and
+    cloth and no face, such as one pairing halves of two washed tiles, is labelled `back`: no
+    face shows in it; where `reader` (the shipped one by default) takes it for a face, it is a
+    `misread`, with `HARD_TRIES` boxes moved about it as the detector's move. A box half over a
+    face is left out. Then the `hard` crops (`hard_crops`) of `reader`, labelled `back`."""
     rng = np.random.default_rng(seed)
     injected = MINED_IRREGULARITIES[int(rng.integers(len(MINED_IRREGULARITIES)))]
     detector = Detector(threads=1)
     judge = Reader(reader or MODELS / "reader.onnx", threads=1, flatness=None)
-    for rendering, seen in round_frames(seed, injected, every, dice=True):
+    for rendering, seen in round_frames(seed, injected, every, until, dice=True):
         truth = [t for t in seen if not t.label.startswith("die-")]
         found = detector.detect(rendering.image)
-        for corners, kind in zip(found.corners, found.labels, strict=True):
+        face_up = judge.read(rendering.image, found).face_up if len(found) else []
+        for corners, kind, face in zip(found.corners, found.labels, face_up, strict=True):
             if kind == "die":
                 continue
             best = under(corners, truth)
             crop = cut(rendering.image, corners, False)
             if best is None:
-                if all(t.label == "back" for t in truth if _iou(corners, t.corners) > 0.05):
-                    yield "no face", "back", crop
-            elif best.label == "back":
-                yield "back", "back", crop
-            elif best.visible >= FACE_SHOWN:
+                near = [t for t in truth if _iou(corners, t.corners) > 0.05]
+                no_face = all(t.label == "back" for t in near)
+            else:
+                no_face = best.label == "back"
+            if no_face:
+                if face >= HARD_FACE:
+                    yield "misread", "back", crop
+                    for _ in range(HARD_TRIES):
+                        yield (
+                            "misread",
+                            "back",
+                            cut(rendering.image, jitter(corners, rng, False), False),
+                        )
+                else:
+                    yield ("no face" if best is None else "back"), "back", crop
+            elif best is not None and best.visible >= FACE_SHOWN:
                 yield "face", str(best.label), crop
         for crop in hard_crops(rendering.image, seen, judge, rng):
             yield "hard", "back", crop
@@ -397,29 +412,33 @@ def round_frames(
                           if t.label and (dice or not t.label.startswith("die-"))]  # fmt: skip
 
 
-def _mine(args: tuple[int, Path, str, Path | None]) -> Counter[str]:
-    seed, root, split, reader = args
+def _mine(args: tuple[int, Path, str, Path | None, float, float | None]) -> Counter[str]:
+    seed, root, split, reader, every, until = args
     rng = np.random.default_rng([seed, 1])
     counts: Counter[str] = Counter()
-    for index, (kind, label, crop) in enumerate(round_crops(seed, reader=reader)):
+    mined = round_crops(seed, every, reader, until)
+    for index, (kind, label, crop) in enumerate(mined):
         if rng.random() < KEEP[kind]:
-            cv2.imwrite(str(root / split / label / f"round{seed}_{index}.png"), crop)
+            cv2.imwrite(str(root / split / label / f"round{seed}_{every:g}s_{index}.png"), crop)
             counts[label] += 1
     return counts
 
 
 def prepare_round_crops(root: Path, rounds: int, val_every: int = 10, workers: int = 2,
-                        first: int = 0, reader: Path | None = None) -> Counter[str]:  # fmt: skip
-    """Adds crops mined from `rounds` simulated rounds (from the `first` after `ROUND_SEEDS`) to
-    the reader's class folders (every `val_every`-th round's to validation), `workers` rounds at
-    a time; the hard crops are those `reader` (the shipped one by default) reads as faces."""
+                        first: int = 0, reader: Path | None = None, every: float = 0.3,
+                        until: float | None = None) -> Counter[str]:  # fmt: skip
+    """Adds crops mined from `rounds` simulated rounds (from the `first` after `ROUND_SEEDS`),
+    a frame every `every` seconds up to `until`, to the reader's class folders (every
+    `val_every`-th round's to validation), `workers` rounds at a time; the hard crops are those
+    `reader` (the shipped one by default) reads as faces. Crops are named by round and frame
+    step, so mining a round's first seconds again at every frame keeps what was mined before."""
     from multiprocessing import Pool
 
     for split in ("train", "val"):
         for label in CLASSES:
             (root / split / label).mkdir(parents=True, exist_ok=True)
-    jobs = [(ROUND_SEEDS + i, root, "val" if i % val_every == val_every - 1 else "train", reader)
-            for i in range(first, first + rounds)]  # fmt: skip
+    jobs = [(ROUND_SEEDS + i, root, "val" if i % val_every == val_every - 1 else "train", reader,
+             every, until) for i in range(first, first + rounds)]  # fmt: skip
     total: Counter[str] = Counter()
     with Pool(workers) as pool:
         for counts in tqdm(pool.imap_unordered(_mine, jobs), total=rounds, desc="round crops",
