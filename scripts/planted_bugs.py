@@ -343,7 +343,7 @@ BUGS = (
     Bug(
         "an-unsure-tile-read-only-as-cut",
         "vision/detector.py",
-        "            unsure = ~is_die & (probs[:, tiles].max(1) < self.half_turn_below)",
+        "            unsure = ~is_die & (probs[:, tiles].max(1) < bar)",
         "            unsure = ~is_die & (probs[:, tiles].max(1) < 0.0)",
         ("tests/test_detector.py", "-k", "half_round or whichever"),
     ),

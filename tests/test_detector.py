@@ -317,6 +317,17 @@ def test_a_tile_read_unsure_is_read_again_turned_half_round(bar: float, averaged
     assert np.array_equal(read[~unsure], plain[~unsure])
 
 
+def test_a_bar_given_to_one_look_is_used_for_it_alone() -> None:
+    """The enrolment harness reads play tiles as cut only (`half_turn_below=0.0`) with the
+    reader the box reads with: that look must not turn tiles, and the reader's bar stays."""
+    crops = _tile_crops()
+    reader = Reader(half_turn_below=1.01)  # every tile read both ways round
+    as_cut = reader.look_at(crops, embed=False, half_turn_below=0.0)[0]
+    assert np.array_equal(as_cut, Reader(half_turn_below=0.0).look_at(crops, embed=False)[0])
+    assert reader.half_turn_below == 1.01
+    assert not np.array_equal(reader.look_at(crops, embed=False)[0], as_cut)
+
+
 def test_a_tile_read_both_ways_round_reads_the_same_whichever_way_up_it_lies() -> None:
     crops = _tile_crops()
     always = Reader(half_turn_below=1.01)

@@ -634,13 +634,15 @@ class Reader:
         embed: bool = True,
         dice: Sequence[bool] | None = None,
         both_ways: bool = False,
+        half_turn_below: float | None = None,
     ) -> tuple[NDArray[np.float32], NDArray[np.float32] | None]:
         """One run of the reader over crops (`vision.crops.cut`): each row's class
         probabilities, and, with `embed`, each row's unit-length embedding where the model gives
         one (`vision.training.embedding`). The rows `dice` marks take their die values'
         probabilities from the reader of dice alone, where there is one (nothing on the other
-        columns: a die box is read as a die). A tile row read under `half_turn_below` sure is
-        read again turned half round and the two averaged (`HALF_TURN_BELOW`); with
+        columns: a die box is read as a die). A tile row read under `half_turn_below` sure (the
+        reader's own bar unless given; 0 reads every tile as cut only) is read again turned half
+        round and the two averaged (`HALF_TURN_BELOW`); with
         `both_ways` the embedding is N x 2 x D: as cut and turned (as cut twice for a row not
         turned), as an enrolled set holds its tiles (`vision.enrol.KnownSet`)."""
         blob = cv2.dnn.blobFromImages(list(crops), 1 / 255, (CROP, CROP), swapRB=True)
@@ -651,8 +653,9 @@ class Reader:
         tiles = self._tiles
         both = both_ways and len(outputs) > 1
         turned_embedding = outputs[1].copy() if both else None
+        bar = self.half_turn_below if half_turn_below is None else half_turn_below
         if len(tiles):
-            unsure = ~is_die & (probs[:, tiles].max(1) < self.half_turn_below)
+            unsure = ~is_die & (probs[:, tiles].max(1) < bar)
             if unsure.any():
                 turned = np.ascontiguousarray(blob[unsure][:, :, ::-1, ::-1])
                 again = self.session.run(self.outputs if both else self.outputs[:1],

@@ -114,9 +114,7 @@ def read_play(reader: Reader, known: KnownSet, crops: list[np.ndarray], truth: l
         read = [FACE_NAMES[int(np.argmax(row))] for row in probs[:, faces_at]]
         tally[key] += sum(r == t for r, t in zip(read, truth, strict=True))
 
-    bar, reader.half_turn_below = reader.half_turn_below, 0.0
-    as_cut, one_end = reader.look_at(crops)
-    reader.half_turn_below = bar
+    as_cut, one_end = reader.look_at(crops, half_turn_below=0.0)
     assert one_end is not None
     count("right as cut", as_cut)
     count("right by one end at 0.3", known.combine(as_cut, one_end, reader.names, kinds, 0.3))
