@@ -329,9 +329,30 @@ BUGS = (
     Bug(
         "a-tile-read-by-the-set-alone",
         "vision/enrol.py",
-        "        weight = SET_WEIGHT if weight is None else weight",
+        "        weight = self.weight if weight is None else weight",
         "        weight = 1.0",
-        ("tests/test_enrol.py", "-k", "read_by_the_face or sure_reading"),
+        ("tests/test_enrol.py", "-k", "read_by_the_face or nearest_enrolled_face"),
+    ),
+    Bug(
+        "the-set-outweighed-by-the-classifier-again",
+        "vision/enrol.py",
+        "SET_WEIGHT = 0.85",
+        "SET_WEIGHT = 0.3",
+        ("tests/test_enrol.py", "-k", "nearest_enrolled_face"),
+    ),
+    Bug(
+        "a-set-the-reader-cannot-read-weighs-as-any-other",
+        "vision/enrol.py",
+        "    return SET_ALONE if agreement < SET_ALONE_BELOW else SET_WEIGHT",
+        "    return SET_WEIGHT",
+        ("tests/test_enrol.py", "-k", "reads_play_alone"),
+    ),
+    Bug(
+        "the-enrolment-harness-measures-unrefined-boxes",
+        "vision/training/enrolment.py",
+        "        found = refiner.refine(rendering.image, found)",
+        "        found = found",
+        ("tests/test_enrol.py", "-k", "harness_boxes"),
     ),
     Bug(
         "a-tile-in-play-matched-with-the-set-by-one-end",

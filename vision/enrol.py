@@ -185,6 +185,12 @@ class Enrolment:
     def disagreements(self) -> list[SeenTile]:
         return [t for t in self.tiles if not t.agrees]
 
+    @property
+    def read_as_placed(self) -> float:
+        """The share of the tiles the reader read as the faces their places name: how well it
+        knows this design (1 where nothing was placed or seen)."""
+        return 1 - len(self.disagreements) / len(self.tiles) if self.tiles else 1.0
+
     def table(self) -> str:
         """Each face, how many, and how surely the reader agrees, as a text table."""
         lines = [f"{'face':<6}{'count':>6}  {'read as':<14}{'sure':>6}"]
@@ -202,6 +208,10 @@ class Enrolment:
     def summary(self) -> str:
         how = "in order of rank" if self.in_order else "not in order of rank: read, not placed"
         head = f"{len(self.tiles)} tiles face up, {how}; {len(self.disagreements)} read otherwise"
+        if self.whole and set_weight(self.read_as_placed) == SET_ALONE:
+            return (f"{head}. The set is whole. The reader read {self.read_as_placed:.0%} of it "
+                    "as placed, too little to know the design: in play the set's own tiles "
+                    "read its faces.")  # fmt: skip
         if self.whole:
             return f"{head}. The set is whole."
         return f"{head}. Refused: " + "; ".join(self.problems) + "."
@@ -674,6 +684,30 @@ def outsiders(tiles: tuple[SeenTile, ...]) -> list[str]:
 # -- reading by the set ---------------------------------------------------------------------
 
 
+SET_TEMPERATURE = 0.05
+"""How sharply closeness to an enrolled tile becomes a probability: cosine gaps between a
+tile's own face and the next are a few hundredths."""
+SET_WEIGHT = 0.85
+"""How much the set's own faces weigh against the classifier's reading (a geometric mix): at
+0.85 a play tile goes to the face of the enrolled tile it lies nearest, and the classifier
+decides only where two enrolled faces lie about as near. A set's own tiles read a design far
+better than a classifier that never saw it, and within a point of one that did. Measured on
+play tiles of enrolled sets (`vision.training.enrolment`, boxes refined as the box refines
+them), chosen on seeds 880000-880019 and confirmed on 881000-881019 and 882000-882019:
+docs/enrolment.md, "How much the set weighs"."""
+SET_ALONE_BELOW, SET_ALONE = 0.8, 1.0
+"""A set whose display the reader read under `SET_ALONE_BELOW` as placed reads play tiles by
+the set alone (`SET_ALONE`): that reader does not know the design, and its reading only drags
+the set's down. On seeds 880000-880019 sets read so gained 2 points from 0.85 to 1.0, those
+read 80-90% as placed lost 2 (docs/enrolment.md, "How much the set weighs")."""
+
+
+def set_weight(agreement: float) -> float:
+    """How much an enrolled set weighs in play, by the share of its display's tiles the reader
+    read as the faces their places name."""
+    return SET_ALONE if agreement < SET_ALONE_BELOW else SET_WEIGHT
+
+
 @dataclass(frozen=True)
 class KnownSet:
     """An accepted enrolment's tiles as the reader sees them: two embeddings per tile, in turn
@@ -685,6 +719,8 @@ class KnownSet:
     looks: NDArray[np.float32] | None = None
     """Each tile's set look (`SetLook`), to judge tiles in play by; None where the enrolment was
     made without the set-look model."""
+    weight: float = SET_WEIGHT
+    """How much the set weighs against the classifier in play (`set_weight`)."""
 
     def __post_init__(self) -> None:
         pairs = self.faces[0::2] == self.faces[1::2] and len(self.faces) % 2 == 0
@@ -702,6 +738,7 @@ class KnownSet:
             faces,
             np.concatenate([t.embedding for t in kept]),  # type: ignore[misc]
             np.stack(looks) if len(looks) == len(enrolment.tiles) else None,
+            set_weight(enrolment.read_as_placed),
         )
 
     def distance(self, looks: NDArray[np.float32]) -> NDArray[np.float64]:
@@ -740,8 +777,8 @@ class KnownSet:
         weight: float | None = None,
     ) -> NDArray[np.float32]:
         """The reader's probabilities with each tile's faces weighed by the set (`weight`, by
-        default `SET_WEIGHT`); dice and backs are left as the classifier reads them."""
-        weight = SET_WEIGHT if weight is None else weight
+        default the set's own); dice and backs are left as the classifier reads them."""
+        weight = self.weight if weight is None else weight
         faces_at = columns(names, FACE_NAMES)
         tiles = np.array([kind != "die" for kind in kinds])
         out = probs.copy()
@@ -760,29 +797,20 @@ class KnownSet:
 
     def save(self, path: Path) -> None:
         looks = {} if self.looks is None else {"looks": self.looks}
-        np.savez_compressed(path, faces=np.array(self.faces), vectors=self.vectors, **looks)
+        np.savez_compressed(path, faces=np.array(self.faces), vectors=self.vectors,
+                            weight=np.float64(self.weight), **looks)  # fmt: skip
 
     @classmethod
     def load(cls, path: Path) -> KnownSet:
-        """A saved set; one enrolled before the set-look model holds no looks."""
+        """A saved set; one enrolled before the set-look model holds no looks, one saved before
+        sets kept their weight weighs `SET_WEIGHT`."""
         with np.load(path) as held:
             looks = held["looks"].astype(np.float32) if "looks" in held else None
             faces = tuple(str(f) for f in held["faces"])
-            return cls(faces, held["vectors"].astype(np.float32), looks)
+            weight = float(held["weight"]) if "weight" in held else SET_WEIGHT
+            return cls(faces, held["vectors"].astype(np.float32), looks, weight)
 
 
-SET_TEMPERATURE = 0.05
-"""How sharply closeness to an enrolled tile becomes a probability: cosine gaps between a
-tile's own face and the next are a few hundredths."""
-SET_WEIGHT = 0.3
-"""How much the set's own faces weigh against the classifier's reading (a geometric mix).
-Measured on play tiles of enrolled sets (`vision.training.enrolment`): on the house look, whose
-reader was trained on it, every weight from 0.5 up lost tiles the classifier read right (138 of
-138 at 0 and 0.3, 126 at 0.7); on classic, ivory and navy read by readers that never saw them,
-0.3 gained 1.4-3.1 points and higher weights at most half a point more. Confirmed on charcoal
-and cream: +3.6 and +7.9 points. With tiles matched end to end (`KnownSet.likeness`), 0.2-0.4
-and temperatures 0.02-0.05 read charcoal's and ivory's play tiles within a point of each
-other, so both stay (docs/enrolment.md, "Reading by the set")."""
 # -- which set a tile belongs to ---------------------------------------------------------------
 LOOK_FAR = 0.45
 """A tile lies outside the set when its look is this far (1 - cosine) from the set's centre."""

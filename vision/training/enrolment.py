@@ -5,14 +5,18 @@ foreign, missing or doubled, enrolled with the family's left-out reader; then pl
 in each enrolled set, their tiles read with and without the set (`vision.enrol.KnownSet`), and a
 tile of another maker's set slipped in.
 
-Boxes: the true ones moved as the detector's boxes move (`vision.training.train.jitter`), so the
-numbers measure enrolment and reading, not the detector; `--detector` finds the display's tiles
-with the shipped detector instead (the end-to-end number, which the detector limits until it is
-trained on the families, issue 37).
+Boxes: the true ones moved as the detector's boxes move (`vision.training.train.jitter`), then
+moved back onto their tiles by the shipped refiner as `Detector.detect` moves the detector's
+own (`--unrefined` leaves them where the move put them), so the numbers measure enrolment and
+reading, not the detector; `--detector` finds the display's tiles with the shipped detector
+instead (the end-to-end number, which the detector limits until it is trained on the families,
+issue 37).
 
 Written to `--out`: `enrolment.json` (the counts), `problems.txt` (why each display was refused)
 and `tiles.jsonl` (each display's tiles: place, placed face, reading, how sure, the reader's
-chance of the placed face, the face truly laid there), from which enrolment's bars are chosen.
+chance of the placed face, the face truly laid there), from which enrolment's bars are chosen,
+and `play.jsonl` (each enrolled set: how many of its display's tiles the reader read as placed,
+and its play tiles read right at each weight of the set), from which `SET_WEIGHT` is chosen.
 
 `python3 -m vision.training.enrolment --readers runs/cpu --displays 20 --out runs/enrol`: the
 five families, each with its left-out reader; `--families house --detector` (no `--readers`):
@@ -33,7 +37,7 @@ import numpy as np
 
 from vision.crops import cut
 from vision.detections import Detections
-from vision.detector import Detector, Reader
+from vision.detector import REFINERS, Detector, Reader, Refiner
 from vision.enrol import FACE_NAMES, Enrolment, KnownSet, columns, enrol, enrol_found
 from vision.progress import each
 from vision.synth.appearance import FAMILIES, dress, finish, shadow_strength
@@ -54,14 +58,17 @@ SHOWN = 0.9
 
 
 def truth_boxes(
-    rendering: Rendering, rng: np.random.Generator, shown: float = 0.0
-) -> tuple[Detections, list[str]]:
+    rendering: Rendering, rng: np.random.Generator, shown: float = 0.0,
+    refiner: Refiner | None = None,
+) -> tuple[Detections, list[str]]:  # fmt: skip
     """The rendering's tiles and dice with at least `shown` of their face in view, as the
-    detector would box them, with their true labels."""
+    detector would box them (and `refiner` then move them), with their true labels."""
     kept = [lab for lab in rendering.labels if lab.labelled and lab.visible >= shown]
     corners = np.array([jitter(lab.corners, rng, lab.kind == "die") for lab in kept])
     kinds = tuple("die" if lab.kind == "die" else "tile" for lab in kept)
     found = Detections(corners.reshape(-1, 4, 2), np.ones(len(kept)), kinds)
+    if refiner is not None:
+        found = refiner.refine(rendering.image, found)
     return found, [str(lab.label) for lab in kept]
 
 
@@ -86,15 +93,15 @@ def play_scene(
     return replace(rendering, image=finish(rendering.image, look.scene, rng))
 
 
-WEIGHTS = (0.0, 0.3, 0.5, 0.7, 0.85, 1.0)
+WEIGHTS = (0.0, 0.3, 0.5, 0.7, 0.85, 0.95, 1.0)
 """The set's weight against the classifier's (`vision.enrol.SET_WEIGHT`), each measured."""
 
 
 def play_crops(
-    rendering: Rendering, rng: np.random.Generator
+    rendering: Rendering, rng: np.random.Generator, refiner: Refiner | None = None
 ) -> tuple[list[np.ndarray], list[str]]:  # type: ignore[type-arg]
     """Crops of a play scene's face-up tiles in full view, boxed as the detector would."""
-    found, truth = truth_boxes(rendering, rng, SHOWN)
+    found, truth = truth_boxes(rendering, rng, SHOWN, refiner)
     tiles = [i for i, t in enumerate(truth) if t in FACE_NAMES]
     return [cut(rendering.image, found.corners[i], False) for i in tiles], [truth[i] for i in tiles]
 
@@ -104,7 +111,8 @@ def read_play(reader: Reader, known: KnownSet, crops: list[np.ndarray], truth: l
     """Count play tiles read right: as cut only; as the box reads them without a set (unsure
     tiles both ways round); by the set matched by one end, as cut (the box before tiles were
     matched end to end); and with the set as the box reads now, at each of `WEIGHTS` (0: the
-    classifier both ways round). Keep how like its nearest enrolled tile each one was."""
+    classifier both ways round) and at the set's own weight (`vision.enrol.set_weight`). Keep
+    how like its nearest enrolled tile each one was."""
     if not crops:
         return
     faces_at = columns(reader.names, FACE_NAMES)
@@ -123,6 +131,7 @@ def read_play(reader: Reader, known: KnownSet, crops: list[np.ndarray], truth: l
     count("right alone", probs)  # both ways only shapes the embedding: the same reading
     for weight in WEIGHTS:
         count(f"right at {weight}", known.combine(probs, embedding, reader.names, kinds, weight))
+    count("right as the box reads", known.combine(probs, embedding, reader.names, kinds))
     tally["tiles"] += len(crops)
     nearest += known.likeness(embedding).max(1).tolist()
 
@@ -150,16 +159,19 @@ def measure(
     detector: bool,
     families: tuple[str, ...],
     first_seed: int = SEED,
+    refined: bool = True,
 ) -> dict[str, object]:
     """Every family's numbers, written to `out/enrolment.json` as each family finishes."""
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, object] = {}
     problems: list[str] = []
     shipped = Detector() if detector else None
+    refiner = Refiner([p for p in REFINERS if p.exists()]) if refined else None
     cases = [("whole", "rows"), ("whole", "line"), ("whole", "scattered"),
              *((fault, "rows") for fault in FAULTS)]  # fmt: skip
     tiles = out / "tiles.jsonl"  # every display's tiles, for choosing enrolment's bars
     tiles.write_text("")
+    (out / "play.jsonl").write_text("")  # each enrolled set's play tiles, read at each weight
     for family in families:
         reader = _reader(readers, family, out)
         if reader is None:
@@ -182,7 +194,8 @@ def measure(
             if shipped is not None:
                 enrolment = enrol(rendering.image, shipped, reader)
             else:
-                enrolment = enrol_found(rendering.image, truth_boxes(rendering, rng)[0], reader)
+                found = truth_boxes(rendering, rng, refiner=refiner)[0]
+                enrolment = enrol_found(rendering.image, found, reader)
             key = f"{case} {arrangement}" if case == "whole" else case
             counts = tally.setdefault(key, Counter())
             counts["displays"] += 1
@@ -204,11 +217,18 @@ def measure(
                 written.write(json.dumps(line) + "\n")
             if case == "whole" and arrangement == "rows" and enrolment.whole:
                 known = KnownSet.of(enrolment)
+                read: Counter[str] = Counter()
                 for scene in range(PLAY_SCENES):
-                    crops, truth = play_crops(play_scene(seed * 10 + scene, seed, family), rng)
-                    read_play(reader, known, crops, truth, play, genuine)
+                    scene_drawn = play_scene(seed * 10 + scene, seed, family)
+                    crops, truth = play_crops(scene_drawn, rng, refiner)
+                    read_play(reader, known, crops, truth, read, genuine)
+                play.update(read)
+                agreement = sum(t.agrees for t in enrolment.tiles) / len(enrolment.tiles)
+                with (out / "play.jsonl").open("a") as written:
+                    line = {"family": family, "seed": seed, "agreement": agreement, **read}
+                    written.write(json.dumps(line) + "\n")
                 other = [f for f in FAMILIES if f != family][k % (len(FAMILIES) - 1)]
-                crops, _ = play_crops(play_scene(seed * 10 + 9, seed + 1, other), rng)
+                crops, _ = play_crops(play_scene(seed * 10 + 9, seed + 1, other), rng, refiner)
                 seen = reader.look_at(crops, both_ways=True)[1] if crops else None
                 foreign += known.likeness(seen).max(1).tolist() if seen is not None else []
         results[family] = {key: dict(value) for key, value in tally.items()} | {
@@ -265,6 +285,8 @@ def main() -> int:
     parser.add_argument("--displays", type=int, default=20, help="displays per case and family")
     parser.add_argument("--out", type=Path, default=Path("runs/enrol"))
     parser.add_argument("--detector", action="store_true", help="the shipped detector's boxes")
+    parser.add_argument("--unrefined", action="store_true",
+                        help="the true boxes moved as the detector's, not refined")  # fmt: skip
     parser.add_argument("--first-seed", type=int, default=SEED,
                         help="the first display's seed (another range to confirm on)")  # fmt: skip
     args = parser.parse_args()
@@ -276,7 +298,8 @@ def main() -> int:
     if unknown:
         print(f"no appearance family {unknown[0]!r}", file=sys.stderr)
         return 2
-    measure(args.readers, args.out, args.displays, args.detector, families, args.first_seed)
+    first, refined = args.first_seed, not args.unrefined
+    measure(args.readers, args.out, args.displays, args.detector, families, first, refined)
     return 0
 
 
