@@ -247,6 +247,16 @@ def test_a_known_set_survives_saving(tmp_path) -> None:  # type: ignore[no-untyp
     assert len(again.faces) == 64  # every tile as cut and turned half round
 
 
+FOUR_FOUR_AND_ONE_ONE = np.array([[1, 0, 0]] * 2 + [[0.8, 0.6, 0]] * 2, np.float32)
+"""An enrolled `4-4` and `1-1`, each its two views in turn (cosine 0.8 apart)."""
+
+
+def lying_near(four_four: float, one_one: float) -> np.ndarray:  # type: ignore[type-arg]
+    """A tile's embedding at these cosines with `FOUR_FOUR_AND_ONE_ONE`'s 4-4 and 1-1."""
+    across = (one_one - four_four * 0.8) / 0.6
+    return np.array([[four_four, across, math.sqrt(1 - four_four**2 - across**2)]], np.float32)
+
+
 @pytest.mark.parametrize(
     ("four_four", "one_one", "read_as", "face"),
     [
@@ -262,10 +272,8 @@ def test_a_tile_goes_to_its_nearest_enrolled_face_unless_two_lie_as_near(
     (0.95) than an enrolled `1-1` (0.90) is a `4-4` though the classifier reads it `1-1` at 90%,
     since a set's own tiles read a design the classifier never saw better than it does; a tile
     lying as near both is read as the classifier reads it."""
-    known = KnownSet(("4-4", "4-4", "1-1", "1-1"),
-                     np.array([[1, 0, 0]] * 2 + [[0.8, 0.6, 0]] * 2, np.float32))  # fmt: skip
-    across = (one_one - four_four * 0.8) / 0.6  # its cosines with the enrolled 4-4 and 1-1
-    tile = np.array([[four_four, across, math.sqrt(1 - four_four**2 - across**2)]], np.float32)
+    known = KnownSet(("4-4", "4-4", "1-1", "1-1"), FOUR_FOUR_AND_ONE_ONE)
+    tile = lying_near(four_four, one_one)
     probs = np.zeros((1, len(NAMES)), np.float32)
     probs[0, FACE_NAMES.index(read_as)] = 0.9
     probs[0, FACE_NAMES.index("4-4" if read_as == "1-1" else "1-1")] = 0.05
@@ -301,10 +309,8 @@ def test_a_set_reading_alone_overrules_even_a_sure_classifier(weight: float, fac
     """A tile the classifier reads `1-1` at 99.9% but that lies a little nearer an enrolled
     `4-4` stays `1-1` where the classifier weighs in, and is the set's `4-4` where the set reads
     alone (`SET_ALONE`: the classifier does not know the design)."""
-    vectors = np.array([[1, 0, 0]] * 2 + [[0.8, 0.6, 0]] * 2, np.float32)
-    known = KnownSet(("4-4", "4-4", "1-1", "1-1"), vectors, weight=weight)
-    across = (0.90 - 0.95 * 0.8) / 0.6
-    tile = np.array([[0.95, across, math.sqrt(1 - 0.95**2 - across**2)]], np.float32)
+    known = KnownSet(("4-4", "4-4", "1-1", "1-1"), FOUR_FOUR_AND_ONE_ONE, weight=weight)
+    tile = lying_near(0.95, 0.90)
     probs = np.zeros((1, len(NAMES)), np.float32)
     probs[0, FACE_NAMES.index("1-1")], probs[0, FACE_NAMES.index("4-4")] = 0.999, 0.0005
     read = known.combine(probs, tile, NAMES, ("tile",))

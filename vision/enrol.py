@@ -208,13 +208,13 @@ class Enrolment:
     def summary(self) -> str:
         how = "in order of rank" if self.in_order else "not in order of rank: read, not placed"
         head = f"{len(self.tiles)} tiles face up, {how}; {len(self.disagreements)} read otherwise"
-        if self.whole and set_weight(self.read_as_placed) == SET_ALONE:
+        if not self.whole:
+            return f"{head}. Refused: " + "; ".join(self.problems) + "."
+        if set_weight(self.read_as_placed) == SET_ALONE:
             return (f"{head}. The set is whole. The reader read {self.read_as_placed:.0%} of it "
                     "as placed, too little to know the design: in play the set's own tiles "
                     "read its faces.")  # fmt: skip
-        if self.whole:
-            return f"{head}. The set is whole."
-        return f"{head}. Refused: " + "; ".join(self.problems) + "."
+        return f"{head}. The set is whole."
 
 
 def columns(names: dict[int, str], labels: tuple[str, ...]) -> NDArray[np.int64]:

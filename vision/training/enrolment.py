@@ -166,7 +166,10 @@ def measure(
     results: dict[str, object] = {}
     problems: list[str] = []
     shipped = Detector() if detector else None
-    refiner = Refiner([p for p in REFINERS if p.exists()]) if refined else None
+    refiner = None  # refines the play crops' boxes, and without `detector` the display's
+    if refined:
+        stages = [p for p in REFINERS if p.exists()]
+        refiner = shipped.refiner if shipped is not None else Refiner(stages)
     cases = [("whole", "rows"), ("whole", "line"), ("whole", "scattered"),
              *((fault, "rows") for fault in FAULTS)]  # fmt: skip
     tiles = out / "tiles.jsonl"  # every display's tiles, for choosing enrolment's bars
