@@ -14,6 +14,7 @@ from vision.enrol import (
     FACE_NAMES,
     KNOWN_DESIGN,
     PLACE_RULED_OUT,
+    RANK_OF_PLACE,
     SET_ALONE,
     SET_WEIGHT,
     KnownSet,
@@ -94,6 +95,39 @@ def test_tiles_in_no_order_of_rank_are_read_not_placed() -> None:
     rng = np.random.default_rng(3)
     faces = list(rng.permutation(DISPLAY_ORDER))
     assert best_order(laid(8, 0.0, False, False), readings(faces, 0.9, rng)) is None
+
+
+def surely(faces: list[str]) -> np.ndarray:
+    """A reader sure of each tile's face: every other face all but ruled out."""
+    probs = np.full((len(faces), 21), 0.0005 / 20)
+    for row, face in enumerate(faces):
+        probs[row, FACE_NAMES.index(face)] = 0.9995
+    return probs
+
+
+def out_of_rank(count: int) -> list[str]:
+    """The display order with its last `count` tiles moved along, each to a place of another
+    rank."""
+    rest = DISPLAY_ORDER[32 - count :]
+    moved = list(DISPLAY_ORDER[: 32 - count]) + list(rest[5:] + rest[:5])
+    assert all(moved[p] not in RANK_OF_PLACE[p] for p in range(32 - count, 32))
+    return moved
+
+
+@pytest.mark.parametrize(
+    ("read", "placed"),
+    [
+        (list(DISPLAY_ORDER), True),
+        (out_of_rank(8), True),  # a quarter read surely as other faces: a design not known
+        (out_of_rank(24), False),  # a quarter fits by chance, the rest are ruled out
+    ],
+    ids=["read as laid", "a quarter misread", "three quarters out of place"],
+)
+def test_an_order_whose_places_the_reader_mostly_rules_out_is_not_the_layout(
+    read: list[str], placed: bool
+) -> None:
+    order = best_order(laid(8, 0.0, False, False), surely(read))
+    assert (order is not None) == placed
 
 
 def seen(
