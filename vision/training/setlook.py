@@ -181,16 +181,30 @@ def _supcon(z, labels, temperature: float = TEMPERATURE):  # type: ignore[no-unt
     return -((log_prob * positive).sum(1) / positive.sum(1).clamp(min=1)).mean()
 
 
-def train(data: Path, out: Path, minutes: float, without: str | None = None) -> Path:
+def _load(
+    data: list[Path], without: str | None
+) -> tuple[NDArray[np.uint8], NDArray[np.int64], NDArray[np.int64]]:
+    """Crops, faces and sets of every rendered file, `without`'s family left out. Sets keep
+    their seeds, so files of other seed ranges add sets (the house look stays one set)."""
+    crops, faces, sets = [], [], []
+    for path in data:
+        held = np.load(path)
+        looks = tuple(str(name) for name in held["looks"])
+        family = held["family"]
+        keep = family != looks.index(without) if without else np.ones(len(family), bool)
+        crops.append(held["crops"][keep])
+        faces.append(held["face"][keep])
+        sets.append(held["set"][keep])
+    return np.concatenate(crops), np.concatenate(faces), np.concatenate(sets)
+
+
+def train(data: list[Path], out: Path, minutes: float, without: str | None = None) -> Path:
     """Train on `data`'s sets (all but `without`'s) for `minutes`; export `out/setlook.onnx`."""
     import torch
 
     torch.set_num_threads(2)
     torch.manual_seed(0)
-    held = np.load(data)
-    looks = tuple(str(name) for name in held["looks"])
-    keep = held["family"] != looks.index(without) if without else np.ones(len(held["face"]), bool)
-    crops, faces, sets = held["crops"][keep], held["face"][keep], held["set"][keep]
+    crops, faces, sets = _load(data, without)
     by_set = {int(s): np.flatnonzero(sets == s) for s in np.unique(sets)}
     print(f"{len(crops)} crops of {len(by_set)} sets, {without or 'no family'} left out",
           file=sys.stderr)  # fmt: skip
@@ -223,7 +237,7 @@ def train(data: Path, out: Path, minutes: float, without: str | None = None) -> 
                       output_names=["look"], dynamic_axes={"images": {0: "n"}, "look": {0: "n"}},
                       opset_version=17, dynamo=False)  # fmt: skip
     (out / "training.json").write_text(json.dumps({
-        "data": str(data), "without": without, "minutes": minutes, "steps": step,
+        "data": [str(path) for path in data], "without": without, "minutes": minutes, "steps": step,
         "crops": len(crops), "sets": len(by_set), "last loss": float(np.mean(losses[-50:])),
     }, indent=1))  # fmt: skip
     print(f"{step} steps -> {path}", file=sys.stderr)
@@ -559,7 +573,13 @@ def main() -> int:
     make.add_argument("--first-seed", type=int, default=SEED)
     make.add_argument("--workers", type=int, default=2)
     fit = verbs.add_parser("train", help="train the set-look model")
-    fit.add_argument("--data", type=Path, default=Path("runs/setlook/data.npz"))
+    fit.add_argument(
+        "--data",
+        type=Path,
+        nargs="+",
+        default=[Path("runs/setlook/data.npz")],
+        help="rendered sets (several files: their sets together)",
+    )
     fit.add_argument("--out", type=Path, default=Path("runs/setlook/all"))
     fit.add_argument("--minutes", type=float, default=8.0)
     fit.add_argument("--without", choices=FAMILIES, help="a family left out of training")
@@ -588,8 +608,9 @@ def main() -> int:
     elif args.verb == "render":
         render(args.out, args.sets, args.first_seed, args.workers)
     elif args.verb == "train":
-        if not args.data.is_file():
-            print(f"no data set {args.data}: render it first", file=sys.stderr)
+        absent = [path for path in args.data if not path.is_file()]
+        if absent:
+            print(f"no data set {absent[0]}: render it first", file=sys.stderr)
             return 2
         train(args.data, args.out, args.minutes, args.without)
     else:
