@@ -11,7 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.training.setlook import BATCH_SETS, PER_SET, _batch, _rounds_summary, outcomes
+from vision.training.setlook import (
+    BATCH_SETS,
+    DRAWN_LOOKS,
+    PER_SET,
+    _batch,
+    _load,
+    _rounds_summary,
+    outcomes,
+)
 
 
 def test_a_batch_shows_its_sets_the_same_faces() -> None:
@@ -113,11 +121,12 @@ def test_the_rounds_count_a_catch_at_the_foreign_tiles_box_and_say_by_what() -> 
     ("args", "said"),
     [
         (["train", "--data", "nowhere.npz"], "no data set nowhere.npz"),
+        (["train", "--data", "models/MODEL_CARD.md", "gone.npz"], "no data set gone.npz"),
         (["measure", "--model", "nowhere.onnx"], "no model nowhere.onnx"),
         (["rounds", "--model", "nowhere.onnx"], "no model nowhere.onnx"),
         (["measure", "--model", "models/setlook.onnx", "--families", "tartan"], "no appearance"),
     ],
-    ids=["no-data", "no-model", "no-model-for-rounds", "no-family"],
+    ids=["no-data", "one-of-two-data-sets-absent", "no-model", "no-model-for-rounds", "no-family"],
 )
 def test_the_command_says_what_is_wrong_in_one_line(args: list[str], said: str) -> None:
     root = Path(__file__).resolve().parents[1]
@@ -125,3 +134,19 @@ def test_the_command_says_what_is_wrong_in_one_line(args: list[str], said: str) 
                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
     assert run.returncode == 2
     assert said in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_training_takes_the_sets_of_every_file_it_is_given(tmp_path: Path) -> None:
+    def rendered(name: str, sets: list[int], families: list[int]) -> Path:
+        path = tmp_path / name
+        crops = np.zeros((len(sets), 4, 4, 3), np.uint8)
+        np.savez(path, crops=crops, face=np.arange(len(sets)), set=np.array(sets),
+                 family=np.array(families), looks=np.array(DRAWN_LOOKS))  # fmt: skip
+        return path
+
+    first = rendered("a.npz", [-1, 940001, 940001], [0, 1, 1])
+    second = rendered("b.npz", [-1, 943002], [0, 2])
+    crops, faces, sets = _load([first, second], None)
+    assert len(crops) == 5 and sorted(set(sets.tolist())) == [-1, 940001, 943002]
+    crops, faces, sets = _load([first, second], DRAWN_LOOKS[1])
+    assert sets.tolist() == [-1, -1, 943002] and faces.tolist() == [0, 0, 1]
