@@ -205,8 +205,14 @@ def test_a_whole_set_laid_in_order_is_accepted_and_named_by_place() -> None:
     [
         ({"faces": list(DISPLAY_ORDER[:31])}, "31 tiles face up, a set has 32"),
         ({"dice": 2}, "2 dice, a table uses 3"),
-        ({"like": {9: "6-6"}}, "place 10 (laid as 5-5) looks like the 6-6"),
-        ({"like": {25: "3-5"}}, "place 26 (laid as 2-6) looks like the 3-5"),
+        (
+            {"like": {9: "6-6"}, "read_as": {9: ("6-6", 0.3)}},
+            "place 10 (laid as 5-5) looks like the 6-6",
+        ),
+        (
+            {"like": {25: "3-5"}, "read_as": {25: ("3-5", 0.3)}},
+            "place 26 (laid as 2-6) looks like the 3-5",
+        ),
         ({"body": {12: (200, 228, 238)}}, "place 13 is unlike the set (body lightness)"),
         ({"looks": set_looks(32, {20: 0.6})}, "place 21 (laid as 1-5) looks unlike the rest"),
         (
@@ -258,6 +264,21 @@ def test_a_tile_ruled_out_is_judged_only_where_the_reader_reads_the_rest_as_plac
     assert 1 - misread / 31 < KNOWN_DESIGN if whole else 1 - misread / 31 >= KNOWN_DESIGN
     enrolment = enrolled(list(DISPLAY_ORDER), read_as={21: ("2-2", 0.0), **others})
     assert enrolment.whole is whole, enrolment.problems
+
+
+@pytest.mark.parametrize(("misread", "whole"), [(0, True), (4, False)])
+def test_a_tile_read_as_placed_is_no_twin_where_the_reader_knows_the_design(
+    misread: int, whole: bool
+) -> None:
+    """A genuine tile's embedding can lie nearer another face's tile than the set's copies
+    lie to each other; a reader that reads the display as placed (`KNOWN_DESIGN`) and reads
+    that tile as its place names is taken at its word. One that misreads the design is not."""
+    others = {row: ("6-6", 0.3) for row in range(2, 2 + misread)}  # misread, unsure
+    enrolment = enrolled(list(DISPLAY_ORDER), like={9: "6-6"}, read_as=others)
+    assert enrolment.whole is whole, enrolment.problems
+    assert whole or any(
+        "place 10 (laid as 5-5) looks like the 6-6" in p for p in enrolment.problems
+    )
 
 
 def test_a_tile_is_read_by_the_face_it_looks_like_in_the_set() -> None:

@@ -130,11 +130,17 @@ Chosen with `KNOWN_DESIGN` on house seeds 880000-884019 and five families' 88000
 (shipped and house-only readers); confirmed on house 886000-888019 (docs/enrolment.md)."""
 KNOWN_DESIGN = 0.9
 """The share of a display's other tiles the reader must read as their places name for
-`out_of_place` to judge: a reader that never saw a design misreads some of its genuine tiles
-surely. The house-only reader ruled out a genuine tile's placed face in 30 of the 63 family
-displays in order it would otherwise accept (classic, navy, charcoal), each read at most 89%
-as placed; the doubled displays the rule catches were read 90.3% or more as placed but for
-the doubled tile. The margin between is thin (docs/enrolment.md)."""
+`out_of_place` to judge, and for `twins` to take a pair of tiles read as their places name at
+its word: a reader that never saw a design misreads some of its genuine tiles surely. The house-only
+reader ruled out a genuine tile's placed face in 30 of the 63 family displays in order it
+would otherwise accept (classic, navy, charcoal), each read at most 89% as placed; the doubled
+displays the rule catches were read 90.3% or more as placed but for the doubled tile. The
+margin between is thin (docs/enrolment.md). Where the reader knew the design, every tile
+`twins` named that it read as placed was genuine (951 over seeds 880000-883019, the shipped,
+house-only and left-out readers), and 435 of the 436 doubled tiles `twins` named were read as
+the other face; a doubled tile's genuine twin may be named instead of it, so the pair's other
+tile must be read as placed too (confirmed on seeds 894000-894019: docs/enrolment.md, "A twin
+the reader reads as placed")."""
 STYLE_OUTLIER = 8.0
 """A tile whose body colour or size lies this many robust deviations (1.48 MAD, at least
 `STYLE_FLOOR`) from the rest of the set's is from another set. On the displays above: no whole
@@ -585,10 +591,12 @@ def twins(tiles: tuple[SeenTile, ...]) -> list[str]:
     """Tiles placed as one face that look like another placed face's tile: a face doubled where
     another should lie. A tile with a copy is compared with its copy, one without with the
     copies of the face it is most like (how alike two copies of a face look); a tile far more
-    like another face than that, for this set (`TWIN_OUTLIER`), is a twin."""
+    like another face than that, for this set (`TWIN_OUTLIER`), is a twin, unless a reader
+    that knows the design (`KNOWN_DESIGN`) reads both it and that tile as their places name."""
     placed = [t for t in tiles if t.embedding is not None and t.placed]
     if len(placed) < 3:
         return []
+    known = sum(t.agrees for t in placed) >= KNOWN_DESIGN * len(placed)
     upright = np.stack([t.embedding[0] for t in placed])  # type: ignore[index]
     turned = np.stack([t.embedding[1] for t in placed])  # type: ignore[index]
     like = np.maximum(upright @ upright.T, upright @ turned.T)
@@ -615,8 +623,10 @@ def twins(tiles: tuple[SeenTile, ...]) -> list[str]:
         middle = float(np.median(values))
         spread = 1.4826 * float(np.median(np.abs(values - middle)))
         for i in np.flatnonzero(civil_of == kind):
+            tile, other = placed[i], placed[nearest[i]]
+            if known and tile.agrees and other.agrees:
+                continue
             if excess_of[i] >= middle + max(TWIN_OUTLIER * spread, TWIN_LEAST):
-                tile, other = placed[i], placed[nearest[i]]
                 problems.append(
                     f"place {tile.place} (laid as {tile.placed}) looks like the {other.placed} "
                     f"at place {other.place}: a face twice"
