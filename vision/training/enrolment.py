@@ -14,9 +14,10 @@ issue 37).
 
 Written to `--out`: `enrolment.json` (the counts), `problems.txt` (why each display was refused)
 and `tiles.jsonl` (each display's tiles: place, placed face, reading, how sure, the reader's
-chance of the placed face, the face truly laid there), from which enrolment's bars are chosen,
-and `play.jsonl` (each enrolled set: how many of its display's tiles the reader read as placed,
-and its play tiles read right at each weight of the set), from which `SET_WEIGHT` is chosen.
+chance of the placed face, the face laid at that place in order), from which enrolment's bars
+are chosen, and `play.jsonl` (each enrolled set: how many of its display's tiles the reader read
+as placed, and its play tiles read right at each weight of the set), from which `SET_WEIGHT` is
+chosen.
 
 `python3 -m vision.training.enrolment --readers runs/cpu --displays 20 --out runs/enrol`: the
 five families, each with its left-out reader; `--families house --detector` (no `--readers`):
@@ -257,7 +258,9 @@ def _display_line(
     family: str, seed: int, case: str, enrolment: Enrolment, laid: dict[int, str]
 ) -> dict[str, object]:
     """One display's verdict and each of its tiles: place, placed face, reading, how sure, the
-    reader's chance of the placed face, and the face truly laid there (`laid`, by place)."""
+    reader's chance of the placed face, and the face the dealer laid at that place (`laid`):
+    the truth only where the display is laid in order, for a scattered one's places are the
+    finder's guess, not the dealer's."""
     return {
         "family": family,
         "seed": seed,
