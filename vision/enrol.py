@@ -559,15 +559,15 @@ def best_order(
     if len(corners) != len(DISPLAY_ORDER):
         return None
     allowed = np.array([[f in rank for f in FACE_NAMES] for rank in RANK_OF_PLACE])
-    best, best_fit = None, -np.inf
+    best, best_chance, best_fit = None, None, -np.inf
     for order in orders(corners):
         chance = (faces[order] * allowed).sum(1)
         fit = float(np.log(chance + 1e-6).sum())
         if fit > best_fit:
-            best, best_fit = order, fit
-    assert best is not None
+            best, best_chance, best_fit = order, chance, fit
+    assert best is not None and best_chance is not None
     fits = allowed[np.arange(len(best)), np.argmax(faces[best], axis=1)]
-    ruled_out = (faces[best] * allowed).sum(1) < PLACE_RULED_OUT
+    ruled_out = best_chance < PLACE_RULED_OUT
     return best if fits.mean() >= IN_ORDER and ruled_out.mean() <= ORDER_RULED_OUT else None
 
 
@@ -587,6 +587,11 @@ def assign_faces(order: NDArray[np.int64], faces: NDArray[np.float32]) -> list[s
 # -- is the set whole -------------------------------------------------------------------------
 
 
+def knows_design(tiles: list[SeenTile]) -> bool:
+    """Whether the reader read at least `KNOWN_DESIGN` of these tiles as their places name."""
+    return sum(t.agrees for t in tiles) >= KNOWN_DESIGN * len(tiles)
+
+
 def twins(tiles: tuple[SeenTile, ...]) -> list[str]:
     """Tiles placed as one face that look like another placed face's tile: a face doubled where
     another should lie. A tile with a copy is compared with its copy, one without with the
@@ -596,7 +601,7 @@ def twins(tiles: tuple[SeenTile, ...]) -> list[str]:
     placed = [t for t in tiles if t.embedding is not None and t.placed]
     if len(placed) < 3:
         return []
-    known = sum(t.agrees for t in placed) >= KNOWN_DESIGN * len(placed)
+    known = knows_design(placed)
     upright = np.stack([t.embedding[0] for t in placed])  # type: ignore[index]
     turned = np.stack([t.embedding[1] for t in placed])  # type: ignore[index]
     like = np.maximum(upright @ upright.T, upright @ turned.T)
@@ -644,7 +649,7 @@ def out_of_place(tiles: tuple[SeenTile, ...]) -> list[str]:
     scored = [(t, t.placed_score) for t in tiles if t.placed_score is not None]
     ruled_out = [t for t, score in scored if score < PLACE_RULED_OUT]
     rest = [t for t, score in scored if score >= PLACE_RULED_OUT]
-    if not ruled_out or sum(t.agrees for t in rest) < KNOWN_DESIGN * len(rest):
+    if not ruled_out or not knows_design(rest):
         return []
     return [
         f"place {t.place} (laid as {t.placed}) reads {t.read}, {t.read_score:.0%} sure, "
