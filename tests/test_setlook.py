@@ -4,6 +4,7 @@ test_follow.py."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,9 @@ from vision.training.setlook import (
     _batch,
     _load,
     _rounds_summary,
+    _share_done,
     outcomes,
+    train,
 )
 
 
@@ -125,8 +128,16 @@ def test_the_rounds_count_a_catch_at_the_foreign_tiles_box_and_say_by_what() -> 
         (["measure", "--model", "nowhere.onnx"], "no model nowhere.onnx"),
         (["rounds", "--model", "nowhere.onnx"], "no model nowhere.onnx"),
         (["measure", "--model", "models/setlook.onnx", "--families", "tartan"], "no appearance"),
+        (["train", "--data", "models/MODEL_CARD.md", "--steps", "0"], "at least one step"),
     ],
-    ids=["no-data", "one-of-two-data-sets-absent", "no-model", "no-model-for-rounds", "no-family"],
+    ids=[
+        "no-data",
+        "one-of-two-data-sets-absent",
+        "no-model",
+        "no-model-for-rounds",
+        "no-family",
+        "no-steps",
+    ],
 )
 def test_the_command_says_what_is_wrong_in_one_line(args: list[str], said: str) -> None:
     root = Path(__file__).resolve().parents[1]
@@ -150,3 +161,35 @@ def test_training_takes_the_sets_of_every_file_it_is_given(tmp_path: Path) -> No
     assert len(crops) == 5 and sorted(set(sets.tolist())) == [-1, 940001, 943002]
     crops, faces, sets = _load([first, second], DRAWN_LOOKS[1])
     assert sets.tolist() == [-1, -1, 943002] and faces.tolist() == [0, 0, 1]
+
+
+@pytest.mark.parametrize(
+    ("step", "steps", "seconds", "done"),
+    [
+        (0, 100, 50.0, 0.0),  # a step budget ignores the clock, however long the steps took
+        (25, 100, 0.0, 0.25),
+        (100, 100, 1.0, 1.0),
+        (999, None, 30.0, 0.5),  # a time budget ignores the steps
+        (0, None, 60.0, 1.0),
+    ],
+    ids=["steps-not-clock", "steps-quarter", "steps-all", "time-half", "time-all"],
+)
+def test_training_spends_its_budget_of_steps_or_of_time(
+    step: int, steps: int | None, seconds: float, done: float
+) -> None:
+    assert _share_done(step, steps, now=100.0 + seconds, started=100.0, deadline=160.0) == done
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch's legacy ONNX export
+def test_training_by_steps_takes_exactly_that_many(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    sets = [set_ for set_ in range(940000, 940006) for _ in range(8)]
+    data = tmp_path / "sets.npz"
+    np.savez(data, crops=rng.integers(0, 255, (len(sets), 64, 64, 3), np.uint8),
+             face=np.tile(np.arange(8), 6), set=np.array(sets), family=np.ones(len(sets), int),
+             looks=np.array(DRAWN_LOOKS))  # fmt: skip
+    train([data], tmp_path / "out", minutes=None, steps=3)
+    assert json.loads((tmp_path / "out" / "training.json").read_text())["steps"] == 3
+    with pytest.raises(ValueError, match="one of them"):
+        train([data], tmp_path / "out", minutes=1.0, steps=3)

@@ -9,7 +9,7 @@ show several sets the same faces so that a face cannot stand in for its set.
 
     python3 -m vision.training.setlook render --out runs/setlook/data.npz --sets 1200
     python3 -m vision.training.setlook train --data runs/setlook/data.npz --out runs/setlook/all
-        [--without FAMILY] [--minutes 8]
+        [--without FAMILY] [--minutes 8 | --steps N]
     python3 -m vision.training.setlook measure --model MODEL --sets 30 --out runs/setlook/m
     python3 -m vision.training.setlook rounds --model MODEL --rounds 40 --out runs/setlook/r
 
@@ -198,10 +198,28 @@ def _load(
     return np.concatenate(crops), np.concatenate(faces), np.concatenate(sets)
 
 
-def train(data: list[Path], out: Path, minutes: float, without: str | None = None) -> Path:
-    """Train on `data`'s sets (all but `without`'s) for `minutes`; export `out/setlook.onnx`."""
+def _share_done(step: int, steps: int | None, now: float, started: float, deadline: float) -> float:
+    """How much of the training budget is spent: steps taken of `steps`, else time of the
+    deadline."""
+    if steps is not None:
+        return step / steps
+    return (now - started) / (deadline - started)
+
+
+def train(
+    data: list[Path],
+    out: Path,
+    minutes: float | None = 8.0,
+    without: str | None = None,
+    steps: int | None = None,
+) -> Path:
+    """Train on `data`'s sets (all but `without`'s) for `minutes`, or for exactly `steps` steps
+    (a budget that does not shrink when other work shares the machine, so that runs compare);
+    export `out/setlook.onnx`."""
     import torch
 
+    if (minutes is None) == (steps is None):
+        raise ValueError("train for minutes or for steps, one of them")
     torch.set_num_threads(2)
     torch.manual_seed(0)
     crops, faces, sets = _load(data, without)
@@ -212,24 +230,23 @@ def train(data: list[Path], out: Path, minutes: float, without: str | None = Non
     optimiser = torch.optim.AdamW(model.parameters(), LEARNING_RATE, weight_decay=1e-4)
     rng = np.random.default_rng(0)
     started = time.monotonic()
-    deadline = started + minutes * 60
+    deadline = started + (minutes or 0) * 60
     step, said, losses = 0, started, []
     model.train()
-    while (now := time.monotonic()) < deadline:
-        share = (now - started) / (deadline - started)
-        for group in optimiser.param_groups:  # cosine down to nothing at the deadline
+    while (share := _share_done(step, steps, time.monotonic(), started, deadline)) < 1:
+        for group in optimiser.param_groups:  # cosine down to nothing at the end
             group["lr"] = LEARNING_RATE * 0.5 * (1 + np.cos(np.pi * share))
         rows = _batch(rng, by_set, faces)
         loss = _supcon(model(_tensor(crops[rows], rng)), torch.from_numpy(sets[rows]))
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
-        losses.append(float(loss))
+        losses.append(loss.item())
         step += 1
-        if now - said >= 10:
+        if (now := time.monotonic()) - said >= 10:
             said = now
-            print(f"step {step}, {now - started:.0f} s, loss {np.mean(losses[-50:]):.3f}",
-                  file=sys.stderr, flush=True)  # fmt: skip
+            print(f"step {step}, {now - started:.0f} s, {share:.0%}, loss "
+                  f"{np.mean(losses[-50:]):.3f}", file=sys.stderr, flush=True)  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     model.eval()
     path = out / "setlook.onnx"
@@ -238,6 +255,7 @@ def train(data: list[Path], out: Path, minutes: float, without: str | None = Non
                       opset_version=17, dynamo=False)  # fmt: skip
     (out / "training.json").write_text(json.dumps({
         "data": [str(path) for path in data], "without": without, "minutes": minutes, "steps": step,
+        "seconds": round(time.monotonic() - started),
         "crops": len(crops), "sets": len(by_set), "last loss": float(np.mean(losses[-50:])),
     }, indent=1))  # fmt: skip
     print(f"{step} steps -> {path}", file=sys.stderr)
@@ -581,7 +599,11 @@ def main() -> int:
         help="rendered sets (several files: their sets together)",
     )
     fit.add_argument("--out", type=Path, default=Path("runs/setlook/all"))
-    fit.add_argument("--minutes", type=float, default=8.0)
+    budget = fit.add_mutually_exclusive_group()
+    budget.add_argument("--minutes", type=float, help="train this long (8 unless --steps)")
+    budget.add_argument(
+        "--steps", type=int, help="train exactly this many steps, however busy the machine"
+    )
     fit.add_argument("--without", choices=FAMILIES, help="a family left out of training")
     judge = verbs.add_parser("measure", help="foreign tiles in play against enrolled sets")
     judge.add_argument("--model", type=Path, required=True)
@@ -612,7 +634,11 @@ def main() -> int:
         if absent:
             print(f"no data set {absent[0]}: render it first", file=sys.stderr)
             return 2
-        train(args.data, args.out, args.minutes, args.without)
+        if args.steps is not None and args.steps < 1:
+            print(f"--steps {args.steps}: at least one step", file=sys.stderr)
+            return 2
+        minutes = None if args.steps is not None else (args.minutes or 8.0)
+        train(args.data, args.out, minutes, args.without, steps=args.steps)
     else:
         families = tuple(f.strip() for f in args.families.split(",") if f.strip())
         unknown = [f for f in families if f not in FAMILIES]
