@@ -328,6 +328,13 @@ BUGS = (
         ("tests/test_enrol.py", "-k", "no_twin"),
     ),
     Bug(
+        "enrolment-clears-a-twin-on-the-genuine-copys-reading-alone",
+        "vision/enrol.py",
+        "            if known and tile.agrees and other.agrees:\n",
+        "            if known and tile.agrees:\n",
+        ("tests/test_enrol.py", "-k", "both_tiles"),
+    ),
+    Bug(
         "enrolment-blind-to-a-face-read-out-of-its-place",
         "vision/enrol.py",
         "        problems += out_of_place(seen)",

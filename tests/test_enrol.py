@@ -18,6 +18,7 @@ from vision.enrol import (
     SET_ALONE,
     SET_WEIGHT,
     KnownSet,
+    SeenTile,
     assign_faces,
     best_order,
     clear_of_cut,
@@ -27,6 +28,7 @@ from vision.enrol import (
     orders,
     set_weight,
     sized_alike,
+    twins,
 )
 
 NAMES = {i: n for i, n in enumerate((*FACE_NAMES, "back", *(f"die-{v}" for v in range(1, 7))))}
@@ -279,6 +281,61 @@ def test_a_tile_read_as_placed_is_no_twin_where_the_reader_knows_the_design(
     assert whole or any(
         "place 10 (laid as 5-5) looks like the 6-6" in p for p in enrolment.problems
     )
+
+
+def doubled_beside_its_copies(doubled_read_as: str) -> tuple[SeenTile, ...]:
+    """A display whose 6-6 is doubled at place 26 (laid as the 2-6) where twins names the
+    genuine copies, not the doubled tile: the second 6-6 looks less like the first than the
+    doubled one does, and the single faces' tiles lean towards one another by turns (10-73
+    degrees), so a tile without a copy must look far more like another to stand out among them.
+    Every tile but the doubled one reads as its place names."""
+    axis = {face: row for row, face in enumerate(FACE_NAMES)}
+    singles = [face for face in DISPLAY_ORDER if DISPLAY_ORDER.count(face) == 1]
+
+    def unit(*parts: tuple[int, float]) -> np.ndarray:  # type: ignore[type-arg]
+        vector = np.zeros(24, np.float32)
+        for row, weight in parts:
+            vector[row] += weight
+        return vector / np.linalg.norm(vector)
+
+    tiles = []
+    for place, face in enumerate(DISPLAY_ORDER, 1):
+        read = face
+        if place == 2:
+            vector = unit((axis["6-6"], 0.8), (21, 0.6))
+        elif place == 26:
+            vector, read = unit((axis["6-6"], 0.95), (22, math.sqrt(1 - 0.95**2))), doubled_read_as
+        elif face in singles:
+            k = singles.index(face)
+            lean = math.radians(10 + 7 * k)
+            vector = unit(
+                (axis[face], math.cos(lean)), (axis[singles[(k + 1) % 10]], math.sin(lean))
+            )
+        else:
+            vector = unit((axis[face], 1.0))
+        tiles.append(SeenTile(np.zeros((4, 2)), read, 0.9, face, place, np.stack([vector, vector])))
+    return tuple(tiles)
+
+
+@pytest.mark.parametrize(
+    ("doubled_read_as", "named"),
+    [
+        ("2-6", []),  # read as its place names, like every other tile: taken at its word
+        ("3-5", [1, 2]),  # read otherwise: the pair is judged, though the copy reads as placed
+    ],
+    ids=["both-read-as-placed", "the-doubled-tile-read-otherwise"],
+)
+def test_a_pair_is_taken_at_the_readers_word_only_where_both_tiles_read_as_placed(
+    doubled_read_as: str, named: list[int]
+) -> None:
+    """The twin rule's exception needs both tiles of the pair read as their places name: where
+    twins names a genuine copy and the doubled tile beside it reads otherwise (seed 893005), the
+    genuine copy's reading alone must not clear the pair."""
+    problems = twins(doubled_beside_its_copies(doubled_read_as))
+    assert problems == [
+        f"place {place} (laid as 6-6) looks like the 2-6 at place 26: a face twice"
+        for place in named
+    ]
 
 
 def test_a_tile_is_read_by_the_face_it_looks_like_in_the_set() -> None:
