@@ -328,6 +328,27 @@ BUGS = (
         ("tests/test_enrol.py", "-k", "no_twin"),
     ),
     Bug(
+        "enrolment-refuses-a-light-tile-crowded-by-its-dark-pips",
+        "vision/enrol.py",
+        "    far[crowded, 0] = 0.0\n",
+        "",
+        ("tests/test_enrol.py", "-k", "crowding"),
+    ),
+    Bug(
+        "enrolment-takes-a-light-tile-in-a-dark-set-for-dense-pips",
+        "vision/enrol.py",
+        "    crowded = (body_share >= BODY_SHARE_LEAST) & (darker > 0)",
+        "    crowded = body_share >= BODY_SHARE_LEAST",
+        ("tests/test_enrol.py", "-k", "crowding"),
+    ),
+    Bug(
+        "enrolment-excuses-a-crowded-tile-whose-copy-is-not",
+        "vision/enrol.py",
+        "        crowded[k] = any(darker[j] >= COPY_CROWDED * darker[k] for j in copies)\n",
+        "",
+        ("tests/test_enrol.py", "-k", "crowding"),
+    ),
+    Bug(
         "enrolment-clears-a-twin-on-the-genuine-copys-reading-alone",
         "vision/enrol.py",
         "            if known and tile.agrees and other.agrees:\n",

@@ -28,6 +28,7 @@ from vision.enrol import (
     orders,
     set_weight,
     sized_alike,
+    strangers,
     twins,
 )
 
@@ -335,6 +336,56 @@ def test_a_pair_is_taken_at_the_readers_word_only_where_both_tiles_read_as_place
     assert problems == [
         f"place {place} (laid as 6-6) looks like the 2-6 at place 26: a face twice"
         for place in named
+    ]
+
+
+IVORY, BLACK = (200, 228, 238), (25, 22, 22)
+"""Body colours (BGR) of a light and a dark set."""
+
+
+def tile_crop(body: tuple[int, int, int], pips: tuple[int, int, int], crowded: float) -> np.ndarray:  # type: ignore[type-arg]
+    """A 64 x 64 tile crop of `body` whose middle (`vision.enrol._middle`) is `crowded` pips."""
+    crop = np.full((64, 64, 3), body, np.uint8)
+    crop[8 : 8 + round(48 * crowded), :] = pips
+    return crop
+
+
+@pytest.mark.parametrize(
+    ("body", "pips", "odd", "refused"),
+    [
+        (IVORY, BLACK, {1: (IVORY, BLACK, 0.65), 2: (IVORY, BLACK, 0.6)}, []),  # its own pips
+        (IVORY, BLACK, {2: (BLACK, IVORY, 0.15)}, [2]),  # a dark body among light ones
+        (BLACK, IVORY, {2: (IVORY, BLACK, 0.3)}, [2]),  # a light body, dense dark pips on it
+        (IVORY, BLACK, {2: (IVORY, BLACK, 0.65)}, [2]),  # crowded where its copy is not
+    ],
+    ids=[
+        "dense-dark-pips-on-a-light-set",
+        "a-dark-tile-in-a-light-set",
+        "a-light-tile-in-a-dark-set",
+        "a-light-tile-crowded-unlike-its-copy",
+    ],
+)
+def test_dark_pips_crowding_a_light_tile_are_not_another_body(
+    body: tuple[int, int, int],
+    pips: tuple[int, int, int],
+    odd: dict[int, tuple[tuple[int, int, int], tuple[int, int, int], float]],
+    refused: list[int],
+) -> None:
+    """A light set's `6-6` drawn with large dark pips is darker than its set in the middle, as a
+    dark tile of another set is; it is told by how much of its middle is still the set's body
+    (`BODY_SHARE_LEAST`), only where it is darker (a light tile among dark ones is refused
+    however many dark pips it carries), and only where its copy is crowded too
+    (`COPY_CROWDED`: another maker's `6-6` with larger pips than the set's is refused)."""
+    crops = [tile_crop(*odd[place]) if place in odd else tile_crop(body, pips, 0.1)
+             for place in range(1, 33)]  # fmt: skip
+    tiles = tuple(
+        SeenTile(corners, face, 0.9, face, place, None)
+        for place, (corners, face) in enumerate(
+            zip(laid(8, 0.0, False, False), DISPLAY_ORDER, strict=True), 1
+        )
+    )
+    assert strangers(tiles, crops) == [
+        f"place {place} is unlike the set (body lightness): another set's tile" for place in refused
     ]
 
 

@@ -149,6 +149,24 @@ family with the same body colour, black or ivory, differs only in its pips)."""
 STYLE_FLOOR = np.array([8.0, 5.0, 5.0, 0.06, 0.06])
 """The least deviation counted for each style feature (body L, a, b, length, width): light
 falls unevenly over a display, so a set's own tiles differ by this much."""
+BODY_BAND = 25.0
+"""Lightness (OpenCV's 0-255 L) within this of the set's body lightness counts as the set's body
+(`strangers`): about three of `STYLE_FLOOR`'s lightness deviations, as unevenly as light falls
+over a display."""
+BODY_SHARE_LEAST = 0.25
+"""A tile darker than the set but with at least this share of its middle at the set's body
+lightness may be crowded by its own dark pips (`strangers`): light-bodied sets' `6-6`, `5-5`,
+`5-6` and `4-6` drawn with large dark pips showed 0.26-0.44, tiles darker for their own dark
+body at most 0.17. Only darker: a light tile in a dark set, dense dark pips on it, shares as
+much with a dark body (0.21-0.27), and no dark set's own light pips crowd a tile's middle in
+any family drawn. Chosen on displays of seeds 900000-902019 (docs/enrolment.md, "Dense pips
+are not another body")."""
+COPY_CROWDED = 0.5
+"""A face's other copy carries the same pips, so it is crowded alike: a tile is excused as
+crowded only where its copy is at least this share as much darker than the set. A light tile
+of another set whose own larger pips crowd it (a cream `6-6` among ivory, seeds 893014 and
+900010) has a copy that is not. Every face that large pips crowd has two copies. Set with
+`BODY_SHARE_LEAST` on seeds 893000-893019 and 900000-903019, confirmed on 904000-905059."""
 
 
 @dataclass(frozen=True)
@@ -658,18 +676,27 @@ def out_of_place(tiles: tuple[SeenTile, ...]) -> list[str]:
     ]
 
 
-def style(crop: NDArray[np.uint8], corners: NDArray[np.float64]) -> NDArray[np.float64]:
-    """A tile's look apart from its face: its body's colour (Lab median of the crop's middle,
-    mostly body whatever the pips) and its length and width in pixels."""
+def _middle(crop: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """The Lab pixels of a tile crop's middle: mostly body and pips, clear of its edges."""
     h, w = crop.shape[:2]
     inner = cv2.cvtColor(crop[h // 8 : -h // 8, w // 6 : -w // 6], cv2.COLOR_BGR2LAB)
-    body = np.median(inner.reshape(-1, 3).astype(np.float64), axis=0)
+    return inner.reshape(-1, 3)
+
+
+def style(crop: NDArray[np.uint8], corners: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A tile's look apart from its face: its body's colour (Lab median of the crop's middle,
+    mostly body but where large pips crowd it, `BODY_SHARE_LEAST`) and its length and width in
+    pixels."""
+    body = np.median(_middle(crop).astype(np.float64), axis=0)
     sides = np.linalg.norm(np.roll(corners, -1, 0) - corners, axis=1)
     return np.array([*body, sides.max(), sides.min()])
 
 
 def strangers(tiles: tuple[SeenTile, ...], crops: list[NDArray[np.uint8]]) -> list[str]:
-    """Tiles whose colour or size is unlike the rest of the set's (`STYLE_OUTLIER`)."""
+    """Tiles whose colour or size is unlike the rest of the set's (`STYLE_OUTLIER`). A tile
+    darker than the set whose middle is still `BODY_SHARE_LEAST` the set's body, and whose
+    copy is darker too (`COPY_CROWDED`), is not unlike it in lightness: its dark pips crowd its
+    middle."""
     if len(tiles) < 8:
         return []
     looks = np.stack([style(c, t.corners) for c, t in zip(crops, tiles, strict=True)])
@@ -677,6 +704,16 @@ def strangers(tiles: tuple[SeenTile, ...], crops: list[NDArray[np.uint8]]) -> li
     centre = np.median(looks, axis=0)
     spread = np.maximum(1.4826 * np.median(np.abs(looks - centre), axis=0), STYLE_FLOOR)
     far = np.abs(looks - centre) / spread
+    body_share = np.array(
+        [np.mean(np.abs(_middle(c)[:, 0] - centre[0]) <= BODY_BAND) for c in crops]
+    )
+    darker = centre[0] - looks[:, 0]
+    crowded = (body_share >= BODY_SHARE_LEAST) & (darker > 0)
+    faces = [t.face for t in tiles]
+    for k in np.flatnonzero(crowded):
+        copies = [j for j, face in enumerate(faces) if j != k and face == faces[k]]
+        crowded[k] = any(darker[j] >= COPY_CROWDED * darker[k] for j in copies)
+    far[crowded, 0] = 0.0
     names = ("body lightness", "body colour", "body colour", "length", "width")
     problems = []
     for tile, row in zip(tiles, far, strict=True):
