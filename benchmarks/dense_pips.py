@@ -27,7 +27,7 @@ import numpy as np  # noqa: E402
 from vision import enrol  # noqa: E402
 from vision.crops import cut  # noqa: E402
 from vision.detector import Refiner  # noqa: E402
-from vision.synth.appearance import FAMILIES  # noqa: E402
+from vision.synth.appearance import FAMILIES, looks_named  # noqa: E402
 from vision.synth.display import render_display  # noqa: E402
 from vision.training.enrolment import REFINERS, truth_boxes  # noqa: E402
 
@@ -51,10 +51,10 @@ def main() -> int:
     parser.add_argument("--displays", type=int, default=20, help="displays per case and family")
     parser.add_argument("--families", default=",".join(("house", *FAMILIES)))
     args = parser.parse_args()
-    families = [f.strip() for f in args.families.split(",") if f.strip()]
-    unknown = [f for f in families if f not in ("house", *FAMILIES)]
-    if unknown:
-        print(f"error: no appearance family {unknown[0]!r}", file=sys.stderr)
+    try:
+        families = looks_named(args.families)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
     refiner = Refiner([p for p in REFINERS if p.exists()])
     print("| family | whole displays | refused without the exemption | with it "

@@ -17,7 +17,7 @@ import pytest
 
 from vision.crops import cut
 from vision.detector import MODELS
-from vision.synth.appearance import FAMILIES, HOUSE, appearance, dress, tile_face
+from vision.synth.appearance import FAMILIES, HOUSE, appearance, dress, looks_named, tile_face
 from vision.synth.dataset import render_sample, write_dataset
 from vision.synth.scene import tile
 from vision.synth.textures import tile_face as house_tile_face
@@ -249,3 +249,22 @@ def test_judging_a_candidate_that_is_not_there_is_one_line_and_exit_2() -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert done.stderr.strip() == "no such path: no-such.onnx"
+
+
+@pytest.mark.parametrize(
+    ("text", "house", "named"),
+    [
+        ("house, ivory,,navy", True, ("house", "ivory", "navy")),
+        ("house,ivory", False, "no appearance family 'house'"),
+        ("ivory,tartan", True, "no appearance family 'tartan'"),
+    ],
+    ids=["house-and-families", "house-not-allowed", "unknown"],
+)
+def test_a_families_list_names_known_looks_or_the_first_unknown(
+    text: str, house: bool, named: tuple[str, ...] | str
+) -> None:
+    if isinstance(named, tuple):
+        assert looks_named(text, house=house) == named
+    else:
+        with pytest.raises(ValueError, match=named):
+            looks_named(text, house=house)

@@ -683,11 +683,11 @@ def _middle(crop: NDArray[np.uint8]) -> NDArray[np.uint8]:
     return inner.reshape(-1, 3)
 
 
-def style(crop: NDArray[np.uint8], corners: NDArray[np.float64]) -> NDArray[np.float64]:
-    """A tile's look apart from its face: its body's colour (Lab median of the crop's middle,
+def style(middle: NDArray[np.uint8], corners: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A tile's look apart from its face: its body's colour (Lab median of its crop's `middle`,
     mostly body but where large pips crowd it, `BODY_SHARE_LEAST`) and its length and width in
     pixels."""
-    body = np.median(_middle(crop).astype(np.float64), axis=0)
+    body = np.median(middle.astype(np.float64), axis=0)
     sides = np.linalg.norm(np.roll(corners, -1, 0) - corners, axis=1)
     return np.array([*body, sides.max(), sides.min()])
 
@@ -699,14 +699,13 @@ def strangers(tiles: tuple[SeenTile, ...], crops: list[NDArray[np.uint8]]) -> li
     middle."""
     if len(tiles) < 8:
         return []
-    looks = np.stack([style(c, t.corners) for c, t in zip(crops, tiles, strict=True)])
+    middles = [_middle(crop) for crop in crops]
+    looks = np.stack([style(m, t.corners) for m, t in zip(middles, tiles, strict=True)])
     looks[:, 3:] /= np.median(looks[:, 3:], axis=0)
     centre = np.median(looks, axis=0)
     spread = np.maximum(1.4826 * np.median(np.abs(looks - centre), axis=0), STYLE_FLOOR)
     far = np.abs(looks - centre) / spread
-    body_share = np.array(
-        [np.mean(np.abs(_middle(c)[:, 0] - centre[0]) <= BODY_BAND) for c in crops]
-    )
+    body_share = np.array([np.mean(np.abs(m[:, 0] - centre[0]) <= BODY_BAND) for m in middles])
     darker = centre[0] - looks[:, 0]
     crowded = (body_share >= BODY_SHARE_LEAST) & (darker > 0)
     faces = [t.face for t in tiles]

@@ -258,6 +258,17 @@ FAMILIES = {"classic": _classic, "ivory": _ivory, "navy": _navy, "charcoal": _ch
 """Each family's sampler; `house` is the one fixed look and no family."""
 
 
+def looks_named(text: str, house: bool = True) -> tuple[str, ...]:
+    """The looks a comma-separated `--families` list names (`house` among them where allowed);
+    ValueError naming the first unknown one, for a command to print in one line."""
+    named = tuple(name.strip() for name in text.split(",") if name.strip())
+    known = ("house", *FAMILIES) if house else tuple(FAMILIES)
+    unknown = [name for name in named if name not in known]
+    if unknown:
+        raise ValueError(f"no appearance family {unknown[0]!r}")
+    return named
+
+
 def appearance(family: str, rng: np.random.Generator) -> Appearance:
     if family == "house":
         return HOUSE

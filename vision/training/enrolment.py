@@ -41,7 +41,7 @@ from vision.detections import Detections
 from vision.detector import REFINERS, Detector, Reader, Refiner
 from vision.enrol import FACE_NAMES, Enrolment, KnownSet, columns, enrol, enrol_found
 from vision.progress import each
-from vision.synth.appearance import FAMILIES, dress, finish, shadow_strength
+from vision.synth.appearance import FAMILIES, dress, finish, looks_named, shadow_strength
 from vision.synth.dataset import LAYOUT, _cloth, cloth_styles
 from vision.synth.display import FAULTS, render_display
 from vision.synth.render import Look, Renderer, Rendering
@@ -299,10 +299,10 @@ def main() -> int:
     if args.readers is not None and not args.readers.exists():
         print(f"no folder or reader file {args.readers}", file=sys.stderr)
         return 2
-    families = tuple(f.strip() for f in args.families.split(",") if f.strip())
-    unknown = [f for f in families if f not in (*FAMILIES, "house")]
-    if unknown:
-        print(f"no appearance family {unknown[0]!r}", file=sys.stderr)
+    try:
+        families = looks_named(args.families)
+    except ValueError as error:
+        print(error, file=sys.stderr)
         return 2
     first, refined = args.first_seed, not args.unrefined
     measure(args.readers, args.out, args.displays, args.detector, families, first, refined)

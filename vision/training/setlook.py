@@ -37,7 +37,7 @@ from vision.crops import cut
 from vision.detections import Detections
 from vision.enrol import FACE_NAMES, LOOK_FAR, SetLook, look_distance
 from vision.progress import each
-from vision.synth.appearance import FAMILIES
+from vision.synth.appearance import FAMILIES, looks_named
 from vision.synth.render import Rendering
 from vision.synth.round import Studio
 from vision.table import CalibrationError, TableConfig, calibrate
@@ -640,10 +640,10 @@ def main() -> int:
         minutes = None if args.steps is not None else (args.minutes or 8.0)
         train(args.data, args.out, minutes, args.without, steps=args.steps)
     else:
-        families = tuple(f.strip() for f in args.families.split(",") if f.strip())
-        unknown = [f for f in families if f not in FAMILIES]
-        if unknown:
-            print(f"no appearance family {unknown[0]!r}", file=sys.stderr)
+        try:
+            families = looks_named(args.families, house=False)
+        except ValueError as error:
+            print(error, file=sys.stderr)
             return 2
         measure(args.model, args.out, args.sets, args.first_seed, families)
     return 0
