@@ -27,6 +27,7 @@ import pytest
 import sqlalchemy
 import uvicorn
 from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
@@ -570,11 +571,21 @@ def browser():  # type: ignore[no-untyped-def]
         driver.quit()
 
 
+def click_through(browser, element) -> None:  # type: ignore[no-untyped-def]
+    """Click what leads to another page and wait until the old page is gone: a wait that starts
+    on the old page can find an element there and read it as the browser swaps documents, which
+    Chromium answers with an error rather than a stale element."""
+    element.click()
+    WebDriverWait(browser, 10, ignored_exceptions=(WebDriverException,)).until(
+        expected_conditions.staleness_of(element)
+    )
+
+
 def log_in(browser, url: str, name: str, password: str) -> None:  # type: ignore[no-untyped-def]
     browser.get(url + "/")
     browser.find_element(By.ID, "username").send_keys(name)
     browser.find_element(By.ID, "password").send_keys(password)
-    browser.find_element(By.ID, "login").click()
+    click_through(browser, browser.find_element(By.ID, "login"))
     WebDriverWait(browser, 10).until(
         expected_conditions.presence_of_element_located((By.ID, "board"))
     )
@@ -592,7 +603,7 @@ def test_reviewer_sees_a_new_alert_live_and_acknowledges_it(server, browser, sto
     )
     fresh = browser.find_element(By.CSS_SELECTOR, "#board tbody tr")
     assert fresh.find_element(By.CSS_SELECTOR, ".confidence").text == "75%"
-    link.click()  # arrived without a reload
+    click_through(browser, link)  # arrived without a reload
     WebDriverWait(browser, 10).until(
         expected_conditions.presence_of_element_located((By.ID, "audit"))  # the page's end
     )
@@ -601,7 +612,7 @@ def test_reviewer_sees_a_new_alert_live_and_acknowledges_it(server, browser, sto
     summary = browser.find_element(By.ID, "summary").text
     assert summary.startswith("Box ") and "face seen more often" in summary
     browser.find_element(By.ID, "note").send_keys("third 5-5 seen, pit boss called")
-    browser.find_element(By.ID, "acknowledge").click()
+    click_through(browser, browser.find_element(By.ID, "acknowledge"))
     WebDriverWait(browser, 10).until(
         expected_conditions.text_to_be_present_in_element((By.ID, "status"), "acknowledged")
     )
@@ -692,7 +703,7 @@ def test_a_reviewer_takes_the_least_sure_incidents_first(server, browser, store:
         "100%", "52%", "90%"
     ]  # fmt: skip
     Select(browser.find_element(By.ID, "order")).select_by_visible_text("least sure first")
-    browser.find_element(By.CSS_SELECTOR, "form.card button").click()
+    click_through(browser, browser.find_element(By.CSS_SELECTOR, "form.card button"))
     WebDriverWait(browser, 10).until(expected_conditions.url_contains("order=least-sure"))
     rows = browser.find_elements(By.CSS_SELECTOR, "#incidents tbody tr a")
     assert [r.text for r in rows] == ["wrong-cut-order", "house-way-violation", "foreign-tile"]
@@ -892,7 +903,7 @@ def test_logged_out_users_are_refused(server, browser) -> None:  # type: ignore[
         assert client.get("/evidence/old-alert.jpg").status_code == 401
         assert client.get("/incidents", follow_redirects=False).status_code == 303
     log_in(browser, server, "rita", "reviewer-pw")
-    browser.find_element(By.ID, "logout").click()
+    click_through(browser, browser.find_element(By.ID, "logout"))
     browser.get(server + "/incidents")
     assert "/login" in browser.current_url
 
@@ -1062,7 +1073,9 @@ def test_each_demo_incident_has_its_sentence_tiles_and_a_playable_clip(
                 lambda b: b.execute_script("return arguments[0].naturalWidth || null", frame)  # noqa: B023
             )
             assert width == 960  # the whole frame, not a crop
-        browser.find_element(By.ID, "report-link").click()  # the shift report, from the UI
+        click_through(
+            browser, browser.find_element(By.ID, "report-link")
+        )  # the shift report, from the UI
         title = WebDriverWait(browser, 30).until(
             expected_conditions.presence_of_element_located((By.ID, "report-title"))
         )
