@@ -1,7 +1,9 @@
 """Measure: a house bank dealt a player's cut (NZ 9.5, ACT 8.6: the house bank is cut Yat Dong
-Dong), on tables that say their bank is the house.
+Dong), on tables that say their bank is the house, or (`--shown`) say nothing of who banks and
+leave it to the chung and the chips on the betting boxes (NZ 11.1(b), ACT 7.3: no wager on box
+1 while the house banks).
 
-    python3 benchmarks/house_bank_cut.py [--rounds 40] [--first-seed 860000] [--workers 2]
+    python3 benchmarks/house_bank_cut.py [--rounds 40] [--first-seed 860000] [--workers 2] [--shown]
 
 Simulated rounds from the simulator's labels at 1280x720, NZ and ACT in turn; every other round
 is dealt Yat Dong Dong (clean), the rest one of the book's other approved cuts drawn at random,
@@ -28,7 +30,7 @@ from rules.context import Bank, cut_regime  # noqa: E402
 from vision.follow import RoundFollower  # noqa: E402
 from vision.follow.records import Alert, RoundRecord  # noqa: E402
 from vision.progress import each  # noqa: E402
-from vision.synth.round import DELIVERY_EACH, FPS, Studio, Timeline  # noqa: E402
+from vision.synth.round import DELIVERY_EACH, FPS, Context, Studio, Timeline  # noqa: E402
 from vision.training.accuracy import _seen  # noqa: E402
 
 BOOKS = ("nz-1998", "act-2005")
@@ -45,17 +47,17 @@ def first_seen_apart(cut: str, options: dict[str, str], house: str) -> int | Non
     return None
 
 
-def follow(job: tuple[int, str, str | None]) -> dict[str, object]:
-    seed, rules, cut = job
-    studio = Studio.of(seed, rules, [], (1280, 720), cut)
+def follow(job: tuple[int, str, str | None, bool]) -> dict[str, object]:
+    seed, rules, cut, shown = job
+    studio = Studio.of(seed, rules, [], (1280, 720), cut, context=shown)
     plan = studio.plan
     house = find_ruleset(rules).house_cut
     assert house is not None
     seen = _seen(studio, rules, "labels", None)
     if isinstance(seen.table, str):
         return {"seed": seed, "error": seen.table}
-    follower = RoundFollower(seen.table.model_copy(update={"bank": "house", "cuts": []}),
-                             run=str(seed))  # fmt: skip
+    told = {"bank": None if shown else "house", "cuts": []}
+    follower = RoundFollower(seen.table.model_copy(update=told), run=str(seed))
     raised = []
     for index, found in enumerate(seen.frames):
         raised += follower.follow(round(index / FPS, 3), found, None)
@@ -69,21 +71,29 @@ def follow(job: tuple[int, str, str | None]) -> dict[str, object]:
         "seed": seed, "rules": rules, "cut": plan.cut, "house": plan.cut == house,
         "seeable": apart is not None, "kinds": sorted({a.kind for a in alerts}),
         "latency": (cut_alerts[0].raised_time_s - shown) if cut_alerts else None,
-        "record_cut": record.cut,
+        "record_cut": record.cut, "bank_read": record.bank,
     }  # fmt: skip
 
 
-def plan(rounds: int, first: int) -> list[tuple[int, str, str | None]]:
-    jobs: list[tuple[int, str, str | None]] = []
+def plan(rounds: int, first: int, shown: bool) -> list[tuple[int, str, str | None, bool]]:
+    """With `shown`, only seeds whose drawn context is a house bank (the others skipped)."""
+    jobs: list[tuple[int, str, str | None, bool]] = []
+    seed = first
     for k in range(rounds):
         rules = BOOKS[k % 2]
         book = find_ruleset(rules)
+        while shown and Context.draw(book, np.random.default_rng([seed, 0x36])).bank is not (
+            Bank.HOUSE
+        ):
+            seed += 1
         if k % 4 < 2:
-            jobs.append((first + k, rules, book.house_cut))
-            continue
-        others = [c for c in cut_regime(book, Bank.PLAYER).checkable
-                  if c != book.house_cut and CUTS[c].drawn is not None]  # fmt: skip
-        jobs.append((first + k, rules, str(np.random.default_rng(first + k).choice(others))))
+            jobs.append((seed, rules, book.house_cut, shown))
+        else:
+            others = [c for c in cut_regime(book, Bank.PLAYER).checkable
+                      if c != book.house_cut and CUTS[c].drawn is not None]  # fmt: skip
+            cut = str(np.random.default_rng(seed).choice(others))
+            jobs.append((seed, rules, cut, shown))
+        seed += 1
     return jobs
 
 
@@ -92,12 +102,15 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--first-seed", type=int, default=860_000)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--shown", action="store_true", help="tell nothing of who banks: the chips show it"
+    )
     args = parser.parse_args()
     if args.rounds < 4:
         print("error: --rounds must be at least 4 (clean and dealt a player's cut, both books)",
               file=sys.stderr)  # fmt: skip
         return 2
-    jobs = plan(args.rounds, args.first_seed)
+    jobs = plan(args.rounds, args.first_seed, args.shown)
     with ProcessPoolExecutor(args.workers) as pool:
         rows = list(each(pool.map(follow, jobs), len(jobs), "rounds", "round"))
     failed = [r for r in rows if "error" in r]
@@ -118,6 +131,8 @@ def main() -> int:
     if late:
         print(f"  latency from the first block Yat Dong Dong would not lift: median "
               f"{np.median(late):.1f} s, max {max(late):.1f} s")  # fmt: skip
+    print(f"who banks, in the record: house in {sum(r['bank_read'] == 'house' for r in rows)} "
+          f"of {len(rows)}")  # fmt: skip
     print(
         f"player's cuts a camera above cannot tell from Yat Dong Dong: {len(unseeable)} "
         f"({', '.join(sorted({str(r['cut']) for r in unseeable})) or 'none'}), of which "

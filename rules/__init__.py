@@ -13,8 +13,10 @@ Exceptions, all `ValueError`s raised only for malformed input (verdicts are retu
 
 from rules.context import (
     Bank,
+    BankShown,
     CutChoice,
     CutRegime,
+    bank_shown,
     cut_regime,
     house_sets_bank,
     stack_signature,
@@ -47,6 +49,7 @@ __all__ = [
     "FACES",
     "FULL_SET",
     "Bank",
+    "BankShown",
     "Clause",
     "Cut",
     "CutChoice",
@@ -78,6 +81,7 @@ __all__ = [
     "Tile",
     "UnknownRulesetError",
     "all_settings",
+    "bank_shown",
     "check_set",
     "cut_regime",
     "find_cut",

@@ -17,7 +17,16 @@ from enum import Enum
 from rules.deal import CUTS, CutOptions, DealError, Grid
 from rules.rulesets import Ruleset
 
-__all__ = ["Bank", "CutChoice", "CutRegime", "cut_regime", "house_sets_bank", "stack_signature"]
+__all__ = [
+    "Bank",
+    "BankShown",
+    "CutChoice",
+    "CutRegime",
+    "bank_shown",
+    "cut_regime",
+    "house_sets_bank",
+    "stack_signature",
+]
 
 
 class Bank(Enum):
@@ -27,6 +36,46 @@ class Bank(Enum):
     PLAYER = "player"
     CO_BANK = "co-bank"
     """A player banks with the house: the chung's face reads co-banker (NZ 3.3(f))."""
+
+
+@dataclass(frozen=True)
+class BankShown:
+    """Who banks as the table shows it, and the clause that decided; `bank` None where the
+    table shows nothing to tell by."""
+
+    bank: Bank | None
+    clause: str
+
+    def __str__(self) -> str:
+        return f"{self.bank.value if self.bank else 'not shown'} ({self.clause})"
+
+
+def bank_shown(
+    ruleset: Ruleset,
+    house_box: int,
+    chung: tuple[int, bool] | None,
+    wagered: frozenset[int],
+) -> BankShown:
+    """Who banks, from the chung (its box and whether its face reads co-banker; None where none
+    is seen) and the boxes seen holding a wager. A chung on a player's box, or any chung where
+    the book gives the house none, is a player's bank. On the house's box, chips say which:
+    the books that take no wager there while the house banks (NZ 11.1(b), ACT 7.3, MBS 3.25.1)
+    make chips on it a player/banker's wager (NZ 11.2(b)), and wagers elsewhere with none on it
+    the house's bank. Nobody seen wagering says nothing: the table may be unseen or empty."""
+    if chung is not None and chung[1]:
+        return BankShown(Bank.CO_BANK, "the chung's co-banker face")
+    if chung is not None and not ruleset.house_chung:
+        return BankShown(Bank.PLAYER, "a chung only for a player-banker")
+    if chung is not None and chung[0] != house_box:
+        return BankShown(Bank.PLAYER, "the chung on a player's box")
+    unwagered = ruleset.house_box_unwagered
+    if unwagered is None or not wagered:
+        return BankShown(None, "nothing to tell by")
+    if house_box in wagered:
+        if chung is None and not ruleset.house_chung:  # a wager there and no chung: either
+            return BankShown(None, "a wager on the house's box, no chung")  # one is unseen
+        return BankShown(Bank.PLAYER, f"a wager on the banker's box ({unwagered})")
+    return BankShown(Bank.HOUSE, f"no wager on the banker's box ({unwagered})")
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,12 @@ class Ruleset:
     off_with_co_bank: ClassVar[bool] = False
     """Whether a box may be taken out of play while a player co-banks with the house (NZ 12.9(b):
     "either alone or with a co-banker"); MBS 5.6 asks that the dealer hold the bank."""
+    house_chung: ClassVar[bool] = True
+    """Whether a chung marks the house's own bank too (NZ 11.1(a): on box 1); MBS 3.24.1 places
+    one only where a player banks."""
+    house_box_unwagered: ClassVar[str | None] = None
+    """Where the book takes no wager on box 1 while the house banks (NZ 11.1(b), ACT 7.3, MBS
+    3.25.1), so that chips on box 1 say a player banks there; None where it does not say."""
     match_clause: ClassVar[str]
     deal_clause: ClassVar[str]
 

@@ -186,6 +186,27 @@ BUGS = (
         ("tests/test_context.py", "-k", "chung"),
     ),
     Bug(
+        "chips-on-the-house-box-ignored",
+        "rules/context.py",
+        "    if house_box in wagered:\n",
+        "    if False:\n",
+        ("tests/test_context.py", "-k", "who_banks or chips_on"),
+    ),
+    Bug(
+        "chung-off-the-house-box-not-a-player-bank",
+        "rules/context.py",
+        "    if chung is not None and chung[0] != house_box:\n",
+        "    if False:\n",
+        ("tests/test_context.py", "-k", "who_banks or read_from_the_chung"),
+    ),
+    Bug(
+        "wagers-seen-too-late-for-the-round",
+        "vision/follow/follower.py",
+        "        if self.wagers.look(",
+        "        if False and self.wagers.look(",
+        ("tests/test_context.py", "-k", "chips_on"),
+    ),
+    Bug(
         "one-cut-taken-for-granted",
         "vision/follow/delivery.py",
         "            if round_.live:\n                return\n",

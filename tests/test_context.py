@@ -11,12 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rules import CUTS, Bank, CutChoice, house_sets_bank
+from rules import CUTS, Bank, CutChoice, bank_shown, find_ruleset, house_sets_bank
 from vision.follow import Announcement, RoundFollower
 from vision.follow.base import Phase
 from vision.follow.delivery import StackSighting
 from vision.follow.records import Alert, RoundRecord
 from vision.follow.view import View
+from vision.labels import WAGER
 from vision.replay import LabelSource, frames
 from vision.table import TableConfig, calibrate
 
@@ -95,11 +96,40 @@ def test_which_banks_are_set_the_house_way(bank: Bank | None, checked: bool) -> 
     assert house_sets_bank(bank) is checked
 
 
-def follow_round(folder: Path, rules: str) -> tuple[list[Alert], RoundRecord]:
-    """A simulated round followed from its labels, the table told box 1 and nothing else."""
+@pytest.mark.parametrize(
+    ("rules", "chung", "wagered", "bank"),
+    [
+        ("nz-1998", (1, True), {3}, Bank.CO_BANK),  # the co-banker face (NZ 3.3(f))
+        ("nz-1998", (8, False), set(), Bank.PLAYER),  # a house bank's chung lies on box 1
+        ("nz-1998", (1, False), {1, 3}, Bank.PLAYER),  # its own wager in its box (NZ 11.2(b))
+        ("nz-1998", (1, False), {3, 5}, Bank.HOUSE),  # no wager on box 1 (NZ 11.1(b))
+        ("nz-1998", (1, False), set(), None),  # nobody seen wagering: nothing to tell by
+        ("act-2005", (1, False), {2}, Bank.HOUSE),  # ACT 7.3
+        ("act-2005", (1, False), {1}, Bank.PLAYER),
+        ("mbs-2020", None, {2, 4}, Bank.HOUSE),  # no chung, none on box 1 (MBS 3.25.1)
+        ("mbs-2020", (1, False), {2}, Bank.PLAYER),  # a chung only for a player-banker (3.24.1)
+        ("mbs-2020", None, {1, 2}, None),  # a wager on box 1 and no chung: one is unseen
+        ("rws-2018", (1, False), {2, 3}, None),  # RWS says nothing of box 1's wagers
+        ("rws-2018", (4, False), {2, 3}, Bank.PLAYER),
+    ],
+)  # fmt: skip
+def test_who_banks_is_read_from_the_chung_and_the_wagers(
+    rules: str, chung: tuple[int, bool] | None, wagered: set[int], bank: Bank | None
+) -> None:
+    shown = bank_shown(find_ruleset(rules), 1, chung, frozenset(wagered))
+    assert shown.bank is bank, shown.clause
+
+
+def follow_round(
+    folder: Path, rules: str, *, wagers_seen: bool = True
+) -> tuple[list[Alert], RoundRecord]:
+    """A simulated round followed from its labels, the table told box 1 and nothing else;
+    without `wagers_seen`, as a box whose models find no chips follows it."""
     image = next(frames(folder / "round.mp4", 10))[2]
     table = calibrate(image, table_id="t1", rules=rules, banker=1)
     source = LabelSource(folder / "frames.json.gz")
+    if not wagers_seen:
+        source.frames = {t: [o for o in f if o["label"] != WAGER] for t, f in source.frames.items()}
     follower = RoundFollower(table, run="test")
     raised = []
     for t in sorted(source.frames):
@@ -124,7 +154,7 @@ def context_rounds(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize(
-    ("seed", "banker", "bank"), [(0, 8, None), (13, 7, "co-bank"), (1, 1, None)]
+    ("seed", "banker", "bank"), [(0, 8, "player"), (13, 7, "co-bank"), (1, 1, "house")]
 )
 def test_the_banker_is_read_from_the_chung(
     context_rounds: Path, seed: int, banker: int, bank: str | None
@@ -135,6 +165,7 @@ def test_the_banker_is_read_from_the_chung(
     assert (truth["chung"]["box"], truth["banker"]) == (banker, banker)
     alerts, record = follow_round(folder, "nz-1998")
     assert (record.banker, record.banker_known, record.bank) == (banker, "seen", bank)
+    assert record.bank_known == "seen"  # the chung's box or the wagers said who banks
     assert record.required_first_position == truth["required_first_position"]
     assert not alerts  # a clean round stays clean
 
@@ -286,3 +317,50 @@ def test_a_pushed_stack_stands_wherever_it_lies_pushed_and_goes_only_from_there(
         previous = [view.stack_xy, *previous][:2]
     assert (2 in round_.standing) is stands
     assert (2 in round_.gone) is gone
+
+
+@pytest.fixture(scope="module")
+def box_one_rounds(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Rounds banked at box 1, the chung's banker face there either way: a player/banker at NZ
+    (seed 90) whose own setting is not the house way, its wager in box 1; house banks (seed 1)
+    dealt a player's cut, no wager on box 1."""
+    from vision.synth.round import simulate_round
+
+    root = tmp_path_factory.mktemp("box-one")
+    for name, seed, rules, cut in BOX_ONE:
+        simulate_round(root / name, seed, rules, [], resolution=(960, 540), cut=cut,
+                       context=True, progress=False)  # fmt: skip
+    return root
+
+
+BOX_ONE = [
+    ("player-sets-freely", 90, "nz-1998", None),
+    ("house-cut-cup-say", 1, "nz-1998", "cup-say"),
+    ("house-cut-foot-say", 1, "act-2005", "foot-say"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "rules", "wagers_seen", "kinds", "bank"),
+    [
+        # its wager in box 1: a player banks (NZ 11.2(b)) and sets as they like (NZ 11.2)
+        ("player-sets-freely", "nz-1998", True, set(), "player"),
+        # the chips unseen: nothing tells it from a house bank, whose hand is checked
+        ("player-sets-freely", "nz-1998", False, {"house-way-violation"}, None),
+        # no wager on box 1: the house banks, which is cut Yat Dong Dong (NZ 9.5, ACT 8.6)
+        ("house-cut-cup-say", "nz-1998", True, {"wrong-cut-order"}, "house"),
+        ("house-cut-foot-say", "act-2005", True, {"wrong-cut-order"}, "house"),
+        # the chips unseen: any banker's cut is permitted, and a player's is no breach
+        ("house-cut-cup-say", "nz-1998", False, set(), None),
+    ],
+)  # fmt: skip
+def test_chips_on_the_banker_box_tell_a_player_bank_from_the_house(
+    box_one_rounds: Path, name: str, rules: str, wagers_seen: bool, kinds: set[str],
+    bank: str | None,
+) -> None:  # fmt: skip
+    truth = json.loads((box_one_rounds / name / "truth.json").read_text())
+    assert (truth["banker"], truth["chung"]["box"]) == (1, 1)
+    assert (1 in truth["wagers"]) is (truth["bank"] == "player")
+    alerts, record = follow_round(box_one_rounds / name, rules, wagers_seen=wagers_seen)
+    assert {a.kind for a in alerts} == kinds
+    assert (record.bank, record.bank_known) == (bank, "seen" if bank else "configured")

@@ -38,6 +38,11 @@ ADJUST = {PLUS_4: 4, MINUS_4: -4}
 OFF = "button-off"
 """The button marking a box out of play (NZ 3.3(e), 12.10; MBS 5.6.1): its hand is set aside."""
 MARKERS = (CHUNG_BANKER, CHUNG_CO, PLUS_4, MINUS_4, OFF)
+WAGER = "wager"
+"""Chips on a betting box: who banks where the books take no wager on the house's box (NZ
+11.1(b), ACT 7.3, MBS 3.25.1). The simulator labels them; no shipped model finds them yet."""
+CONTEXT = (*MARKERS, WAGER)
+"""Everything that says the round's context rather than being a tile or a die."""
 NOT_A_MARKER = "none"
 """The marker face reader's answer for a box on no marker (a card, a chip, a tile)."""
 

@@ -105,6 +105,7 @@ class ACT2005(Ruleset):
     deal_clause = "8.11, 8.12"
     house_cut = "yat-dong-dong"
     cut_clause = "8.6, 8.7"
+    house_box_unwagered = "7.3"
     cuts = (
         "yat-dong-dong", "cup-say", "foot-say", "chee-yee", "long-tau-fong-may", "dai-pin",
         "pong-jun", "wui-fung-bank", "china-bank", "jung-quat", "parliament-house",

@@ -104,6 +104,7 @@ class NZ1998(Ruleset):
     cut_clause = "9.5"
     off_clause = "3.3(e), 12.9-12.10"
     off_with_co_bank = True
+    house_box_unwagered = "11.1(b)"
     match_clause = "4.2, 6.1, 6.2"
     deal_clause = "9.9, 10.1"
     cuts = (

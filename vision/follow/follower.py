@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from rules import CUTS, Bank, CutChoice
+from rules import CUTS, CutChoice, bank_shown, find_ruleset
 from vision.detections import Detections
 from vision.follow.base import (
     DEALING,
@@ -32,7 +32,7 @@ from vision.follow.hands import HandsPhase
 from vision.follow.judge import Judge, permitted_choices
 from vision.follow.records import HandRecord, RoundRecord
 from vision.follow.view import View
-from vision.labels import ADJUST, CHUNG_BANKER, CHUNG_CO, MARKERS, OFF
+from vision.labels import ADJUST, CHUNG_BANKER, CHUNG_CO, CONTEXT, MARKERS, OFF, WAGER
 from vision.table import Locate, TableConfig
 
 OFF_GONE_LOOKS = 10
@@ -41,6 +41,15 @@ before its box counts as back in play: 5 s of video. From pixels a look misses o
 button now and then (a hand played on its box can cover it for the whole exposure, rounds
 990193 and 990217), and a box comes back between rounds, not within one (NZ 12.11); the round
 in progress keeps the box it took before its delivery (`_take`)."""
+
+WAGER_GONE_LOOKS = 10
+"""Looks for context markers running that must miss a box's chips before its wager counts as
+gone: a hand or the dealer's arm over the chips hides them a moment, and wagers are taken away
+at payment, long after the round's context was taken (before its delivery)."""
+WAGER_REACH = 300.0
+"""Table mm from a box's hand zone's centre within which chips are that box's wager: the
+betting box lies 220 mm beyond the hand spot on the standard layout, the next box's hand spot
+380 mm or more from it."""
 
 PLAQUE_LOOKS = 4
 """Looks for markers (one every `MARKER_EVERY_S`, 0.5 s) whose plaques are kept as lying where
@@ -93,8 +102,11 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         """The box an "Off" button lies on: it holds until the button is seen on another box,
         or not seen for `OFF_GONE_LOOKS` looks running (NZ 12.11: the box back in play)."""
         self.off_gone = Streak(OFF_GONE_LOOKS)
+        self.wagers = Wagers(self.locate)
+        """The boxes holding a wager: with the chung, who banks (`rules.bank_shown`)."""
         self.bank: str | None = None
         self.banker_known = "configured"
+        self.bank_known = "configured"
         self._take(self.standing)
         self.round: Round | None = None
         self.rounds = 0
@@ -137,6 +149,8 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         self._watch_chung(t, markers[chung])
         self._watch_adjust(t, markers)
         self._watch_off(t, markers)
+        if self.wagers.look(markers[np.array([m == WAGER for m in markers.labels], bool)], t):
+            self._retake()
 
     def _watch_off(self, t: float, markers: Detections) -> None:
         """An "Off" button seen on a box: that box's hand is to be set aside unplayed (NZ 12.10,
@@ -186,8 +200,10 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         table, chung = self.table, self.chung.value
         self.in_force = said
         self.off_box = self.off.value
-        seen_bank = Bank.CO_BANK.value if chung is not None and chung.co else None
+        shown = bank_shown(find_ruleset(table.rules), table.banker, chung, self.wagers.held)
+        seen_bank = shown.bank.value if shown.bank is not None else None
         self.bank = said.bank or seen_bank or table.bank
+        self.bank_known = "announced" if said.bank else "seen" if seen_bank else "configured"
         banker = said.banker or (chung.box if chung else None) or table.banker
         self.banker_known = "announced" if said.banker else "seen" if chung else "configured"
         if said.cut is not None:  # announced: the one cut the delivery is checked against
@@ -207,9 +223,10 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
     ) -> list[Raised]:
         """Take one analysed frame (detections in image pixels); return what it raised."""
         self.image = image
-        markers = np.array([label in MARKERS for label in detections.labels], bool)
+        markers = np.array([label in CONTEXT for label in detections.labels], bool)
         if markers.any():
-            self.looks.append(detections.corners[markers])
+            plaques = np.array([label in MARKERS for label in detections.labels], bool)
+            self.looks.append(detections.corners[plaques])
             self.plaques = np.concatenate(self.looks)
             self._watch_markers(t, self.locate.locate(detections[markers]))
             detections = detections[~markers]
@@ -395,6 +412,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
             banker=banker,
             banker_known=self.banker_known,
             bank=self.bank,
+            bank_known=self.bank_known,
             adjust=self.adjust.value if self.judge.ruleset.delivery_adjustment else 0,
             off_box=self.off_box,
             started_s=round(round_.started_s, 3),
@@ -417,3 +435,33 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
             self.announced = None
         self.start.count = self.midway.count = 0
         return out
+
+
+class Wagers:
+    """The boxes holding a wager, as the looks for context markers show chips on them. A box
+    counts once its chips were seen `ROUND.steady` looks running, and stops once they were
+    missed `WAGER_GONE_LOOKS` looks running."""
+
+    def __init__(self, locate: Locate) -> None:
+        zones = locate.zones
+        self.centres = np.array([zones[z].mean(axis=0) for z in PLAYER_ZONES])
+        self.held: frozenset[int] = frozenset()
+        self.seen = {box: Streak(ROUND.steady) for box in range(1, 9)}
+        self.missed = {box: Streak(WAGER_GONE_LOOKS) for box in range(1, 9)}
+
+    def look(self, chips: Detections, t: float) -> bool:
+        """Take one look's chips (located); whether the boxes holding a wager changed."""
+        boxes = set()
+        for xy in chips.table_xy:
+            distance = np.linalg.norm(self.centres - xy, axis=1)
+            if distance.min() <= WAGER_REACH:
+                boxes.add(int(distance.argmin()) + 1)
+        held = set(self.held)
+        for box in range(1, 9):
+            if self.seen[box].update(box in boxes, t):
+                held.add(box)
+            if self.missed[box].update(box not in boxes, t):
+                held.discard(box)
+        changed = held != self.held
+        self.held = frozenset(held)
+        return changed

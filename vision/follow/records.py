@@ -89,8 +89,15 @@ class RoundRecord(BaseModel):
     bank: Literal["house", "player", "co-bank"] | None = Field(
         None,
         title="Who banks",
-        description="As announced or configured; None: not known (then the bank's hand is "
+        description="As announced, seen or configured; None: not known (then the bank's hand is "
         "checked against the house way, as a house bank's is).",
+    )
+    bank_known: Literal["announced", "seen", "configured"] = Field(
+        "configured",
+        title="How who banks is known",
+        description="announced: by the pit for this round; seen: the chung's face or box, or "
+        "chips on the banker's box or only on others (`rules.bank_shown`); configured: "
+        "`table.yaml`'s (or not known).",
     )
     adjust: Literal[-4, 0, 4] = Field(
         0,

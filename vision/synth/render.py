@@ -136,7 +136,9 @@ class Renderer:
                 if face is not None:
                     labelled_faces[i] = face
             else:
-                self._draw_prism(image, mask, thing, i)
+                top = self._draw_prism(image, mask, thing, i)
+                if top is not None and thing.label is not None:
+                    labelled_faces[i] = top
         labels = self._labels(things, labelled_faces, mask)
         image = self._finish(image, look, rng)
         return Rendering(image, labels, mask)
@@ -186,13 +188,16 @@ class Renderer:
                 labelled = corners[FACE_CORNERS[face]]
         return labelled
 
-    def _draw_prism(self, image: Image, mask: NDArray[np.uint16], prism: Prism, index: int) -> None:
+    def _draw_prism(
+        self, image: Image, mask: NDArray[np.uint16], prism: Prism, index: int
+    ) -> NDArray[np.float64] | None:
+        """Draw the prism; its top (table mm), the face a labelled prism is labelled by."""
         foot = prism.footprint
         n = len(foot)
         bottom = np.column_stack([foot, np.full(n, prism.z0)])
         top = np.column_stack([foot, np.full(n, prism.z1)])
         if min(self.camera.depth(bottom).min(), self.camera.depth(top).min()) < NEAR:
-            return
+            return None
         pb, pt = self.camera.project(bottom), self.camera.project(top)
         tag = 2 * (index + 1) + 1
         for k in range(n):
@@ -206,7 +211,9 @@ class Renderer:
             quad = np.array([pb[k], pb[j], pt[j], pt[k]])
             shade = 0.5 + 0.4 * max(0.0, float(normal.dot(LIGHT)))
             self._fill(image, mask, quad, prism.colour, shade, tag)
-        self._fill(image, mask, pt, prism.top_colour or prism.colour, 1.0, tag)
+        top_tag = tag - 1 if prism.label is not None else tag  # counted as its labelled face
+        self._fill(image, mask, pt, prism.top_colour or prism.colour, 1.0, top_tag)
+        return top
 
     @staticmethod
     def _fill(
@@ -293,6 +300,10 @@ class Renderer:
             corners = cam.project(faces[i])
             seen = int(counts[2 * (i + 1)])
             full = _polygon_area(corners, cam.width, cam.height) if seen else 1.0
+            if len(corners) != 4:  # a prism's round top: labelled by the box around it
+                corners = cv2.boxPoints(cv2.minAreaRect(corners.astype(np.float32))).astype(
+                    np.float64
+                )
             visible = min(1.0, seen / full) if full else 0.0
             low, high = corners.min(0), corners.max(0)
             x1, y1 = min(max(low[0], 0.0), cam.width), min(max(low[1], 0.0), cam.height)

@@ -37,13 +37,13 @@ from rules import (
     removed_box,
 )
 from rules.rulesets import Ruleset
-from vision.labels import CHUNG_BANKER, CHUNG_CO, MINUS_4, OFF, PLUS_4
+from vision.labels import CHUNG_BANKER, CHUNG_CO, MINUS_4, OFF, PLUS_4, WAGER
 from vision.layout import TableLayout
 from vision.progress import each
 from vision.synth.appearance import Appearance, dress
 from vision.synth.camera import Camera
 from vision.synth.render import Look, Renderer
-from vision.synth.sampler import SKIN, TileSize
+from vision.synth.sampler import CHIP, SKIN, TileSize
 from vision.synth.scene import Box, Thing, arm, die, disc, rotation_z, tile
 from vision.synth.textures import FACES_IN_SET, cloth_image, plaque, random_cloth
 
@@ -102,8 +102,17 @@ ADJUSTS = {0: 0.5, 4: 0.25, -4: 0.25}
 ADJUST_SPOT = (-200.0, 340.0)
 """Where the +4 or -4 button lies: "a central position on the table" (NZ 9.7), clear of the
 stacks, the dice and the delivery's paths, in table mm."""
-MARKER_KINDS = ("chung", "button")
+MARKER_KINDS = ("chung", "button", "chip")
 """Things that say the round's context, kept apart from tiles and dice in the labels."""
+WAGER_CHANCE = 0.6
+"""How often a box other than the banker's holds a wager in a round with its context drawn: most
+boxes, as at a busy table; none on the house's box while the house banks (NZ 11.1(b), ACT 7.3,
+MBS 3.25.1), the banker's own wager in its box where a player banks (NZ 11.2(b), 11.3(b))."""
+CHIP_RADIUS = 20.0
+"""A casino chip is 39-43 mm across."""
+CHIP_THICK = 3.3
+CHIP_AT = 25.0
+"""Millimetres a stack of chips lies from its betting box's centre at most, either way."""
 BUTTON_SIZE = (50.0, 50.0, 6.0)
 BUTTON_COLOUR = (150, 90, 20)
 """BGR: a blue acrylic button (the chung is red)."""
@@ -210,6 +219,8 @@ class Plan:
     the others and then set aside in the burnt box, unplayed (MBS 3.12, NZ 11.1(a))."""
     off_played: bool = False
     """Injected: the hand of the box out of play is set and exposed as if it were in play."""
+    wagers: tuple[int, ...] = ()
+    """The boxes holding a wager (chips on the betting box), drawn with the round's context."""
 
     @property
     def set_aside(self) -> int | None:
@@ -328,7 +339,9 @@ def plan_round(
     )
     plan.irregularities = plan_irregular
     if drawn is not None:
-        plan.bank, plan.cut_clause, plan.chung = drawn.bank.value, drawn.clause, True
+        plan.bank, plan.cut_clause = drawn.bank.value, drawn.clause
+        plan.chung = ruleset.house_chung or drawn.bank is not Bank.HOUSE  # MBS 3.24.1
+        plan.wagers = draw_wagers(drawn.bank, banker, off_box, np.random.default_rng([seed, 0x3A]))
         plan.adjust = adjust
         if ruleset.cut_set_up:
             plan.set_up = found.set_up(options)
@@ -369,12 +382,26 @@ def plan_round(
             ids,
             ruleset.id,
             rng,
-            bank=position == banker,
+            bank=position == banker and house_sets_bank(Bank(plan.bank)),  # else sets freely
             wrong=Irregularity.HOUSE_WAY_VIOLATION in kinds
             and house_sets_bank(Bank(plan.bank)),  # a player/banker's own setting is no breach
         )
     plan.exposure_order = [p for k in range(8) if (p := (banker - 1 + k) % 8 + 1) != plan.set_aside]
     return plan
+
+
+def draw_wagers(
+    bank: Bank, banker: int, off_box: int | None, rng: np.random.Generator
+) -> tuple[int, ...]:
+    """The boxes holding a wager: the banker's own where a player banks, most others (at least
+    one: someone plays against the bank), never a box out of play or the house's own box."""
+    others = [b for b in range(1, 9) if b not in (banker, off_box)]
+    wagered = [b for b in others if rng.random() < WAGER_CHANCE]
+    if not wagered:
+        wagered = [int(rng.choice(others))]
+    if bank is not Bank.HOUSE:
+        wagered.append(banker)
+    return tuple(sorted(wagered))
 
 
 def _set_hand(
@@ -476,6 +503,16 @@ class RoundScene:
         cut = CUTS[plan.cut]
         self.meant = cut.grid(cut.options(**plan.cut_options))
         """The delivery order the set-up shows: the cut's own, before any injected swap."""
+        chips = np.random.default_rng([seed, 0x3B])
+        self.chips = {
+            box: (
+                CHIP[int(chips.integers(len(CHIP)))],
+                int(chips.integers(1, 12)),
+                *(float(v) for v in chips.uniform(-CHIP_AT, CHIP_AT, 2)),
+            )
+            for box in plan.wagers
+        }
+        """Each wager's chips: colour, how many, and where on its betting box."""
 
     def stack_pose(self, tid: int, t: float) -> Pose:
         """Where a tile lies in its stack at time t: pushed forward from the cut phase on where
@@ -597,6 +634,8 @@ class RoundScene:
         things += self._dice(t)
         if plan.chung:
             things.append(self._chung())
+        if t < self.time.clearing:  # wagers are paid and taken as the table clears
+            things += self._wagers()
         if plan.adjust:
             things.append(self._adjust_button())
         if plan.off_box is not None:
@@ -724,6 +763,17 @@ class RoundScene:
         return Box("chung", (x, y, CHUNG_SIZE[2] / 2), CHUNG_SIZE,
                    rotation_z(angle), top, top, ((20, 20, 120),) * 4,
                    CHUNG_CO if co else CHUNG_BANKER, {"id": "chung"})  # fmt: skip
+
+    def _wagers(self) -> list[Thing]:
+        """A stack of chips on each betting box that holds a wager."""
+        things: list[Thing] = []
+        for box, (colour, count, dx, dy) in self.chips.items():
+            x, y = self.layout.box_centres[box - 1]
+            top = tuple(min(255, int(c * 1.2) + 20) for c in colour)
+            stack = disc("chip", x + dx, y + dy, CHIP_RADIUS, 0, CHIP_THICK * count, colour, top)
+            stack.label, stack.tags = WAGER, {"id": f"wager-{box}"}
+            things.append(stack)
+        return things
 
     def _beside_hand(self, box: int, side: int) -> tuple[float, float]:
         """`CHUNG_ASIDE` beside a box's hand spot along the row of boxes: the chung's side
@@ -879,6 +929,8 @@ def ground_truth(plan: Plan) -> dict[str, object]:
     if plan.chung:  # where the chung lies and its face up
         truth["chung"] = {"box": plan.banker, "label": CHUNG_CO if plan.bank == "co-bank"
                           else CHUNG_BANKER}  # fmt: skip
+    if plan.wagers:
+        truth["wagers"] = list(plan.wagers)
     return truth
 
 

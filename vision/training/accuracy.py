@@ -96,6 +96,11 @@ class Outcome:
     co_bank_right: bool = False
     """The record says co-bank exactly when the chung's face said co-banker."""
     banker_known: str = ""
+    bank: str = ""
+    """Who banked: house, player or co-bank."""
+    bank_read: str | None = None
+    """Who the round record says banks (None: not known)."""
+    bank_known: str = ""
     adjust: int = 0
     """The +4 or -4 a player/banker nominated (NZ 9.6), its button on the table."""
     adjust_right: bool = False
@@ -243,6 +248,7 @@ def run_round(
     cut = {"cut_known": "", "cut_right": False, "cut_fits": 0}
     set_up = sorted(s + 1 for s in plan.set_up.pushed) if plan.set_up is not None else []
     bank = {"banker_right": False, "co_bank_right": False, "banker_known": "",
+            "bank": plan.bank, "bank_read": None, "bank_known": "",
             "adjust": plan.adjust, "adjust_right": False, "off_box": plan.off_box,
             "off_right": False}  # fmt: skip
     if records:
@@ -251,6 +257,8 @@ def run_round(
             "banker_right": record.banker == plan.banker,
             "co_bank_right": (record.bank == "co-bank") == (plan.bank == "co-bank"),
             "banker_known": record.banker_known,
+            "bank_read": record.bank,
+            "bank_known": record.bank_known,
             "adjust_right": record.adjust == plan.adjust,
             "off_right": record.off_box == plan.off_box,
         }
@@ -324,7 +332,7 @@ def _seen(
         image, _, _ = studio.frame(t)
         try:
             # with context the table says box 1, as most tables would: the chung says where
-            # the bank is (a detector of it is still to come: only the labels show it)
+            # the bank is, and with the chips on the betting boxes who holds it
             banker = 1 if studio.plan.chung else studio.plan.banker
             table = calibrate(image, table_id="sim", rules=rules, banker=banker)
             break
@@ -658,8 +666,23 @@ def _bank_lines(outcomes: list[Outcome]) -> list[str]:
         f"({right / len(told):.1%}; "
         + ", ".join(f"{n} {k}" for k, n in sorted(known.items()))
         + f"); co-bank told apart in {co} ({co / len(told):.1%}).",
+        *_who_banks_lines(told),
         *_adjust_lines(told),
     ]
+
+
+def _who_banks_lines(told: list[Outcome]) -> list[str]:
+    """Who banks as the record says it, by who banked: read from the chung and the chips on the
+    betting boxes (`rules.bank_shown`), or not known."""
+    parts = []
+    for bank in ("house", "player", "co-bank"):
+        these = [o for o in told if o.bank == bank]
+        if these:
+            right = sum(o.bank_read == bank for o in these)
+            unknown = sum(o.bank_read is None for o in these)
+            parts.append(f"{bank} {right} of {len(these)} ({unknown} not known)")
+    wrong = sum(o.bank_read is not None and o.bank_read != o.bank for o in told)
+    return [f"- Who banks, in the record: {'; '.join(parts)}; said wrong in {wrong}."]
 
 
 def _adjust_lines(told: list[Outcome]) -> list[str]:
