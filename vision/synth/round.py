@@ -44,7 +44,7 @@ from vision.synth.appearance import Appearance, dress
 from vision.synth.camera import Camera
 from vision.synth.render import Look, Renderer
 from vision.synth.sampler import CHIP, SKIN, TileSize
-from vision.synth.scene import Box, Thing, arm, die, disc, rotation_z, tile
+from vision.synth.scene import Box, Thing, arm, chip_stack, die, disc, rotation_z, tile
 from vision.synth.textures import FACES_IN_SET, cloth_image, plaque, random_cloth
 
 INJECTABLE = (
@@ -108,9 +108,6 @@ WAGER_CHANCE = 0.6
 """How often a box other than the banker's holds a wager in a round with its context drawn: most
 boxes, as at a busy table; none on the house's box while the house banks (NZ 11.1(b), ACT 7.3,
 MBS 3.25.1), the banker's own wager in its box where a player banks (NZ 11.2(b), 11.3(b))."""
-CHIP_RADIUS = 20.0
-"""A casino chip is 39-43 mm across."""
-CHIP_THICK = 3.3
 CHIP_AT = 25.0
 """Millimetres a stack of chips lies from its betting box's centre at most, either way."""
 BUTTON_SIZE = (50.0, 50.0, 6.0)
@@ -375,6 +372,7 @@ def plan_round(
         plan.swapped = (a, b)
         plan.irregularities.append({"kind": "hands-swapped", "positions": [a, b]})
 
+    house_sets = house_sets_bank(Bank(plan.bank))
     for position, ids in hands.items():
         plan.settings[position] = _set_hand(
             plan,
@@ -382,9 +380,8 @@ def plan_round(
             ids,
             ruleset.id,
             rng,
-            bank=position == banker and house_sets_bank(Bank(plan.bank)),  # else sets freely
-            wrong=Irregularity.HOUSE_WAY_VIOLATION in kinds
-            and house_sets_bank(Bank(plan.bank)),  # a player/banker's own setting is no breach
+            bank=position == banker and house_sets,  # a player/banker sets as they like
+            wrong=Irregularity.HOUSE_WAY_VIOLATION in kinds and house_sets,  # so it is no breach
         )
     plan.exposure_order = [p for k in range(8) if (p := (banker - 1 + k) % 8 + 1) != plan.set_aside]
     return plan
@@ -769,8 +766,7 @@ class RoundScene:
         things: list[Thing] = []
         for box, (colour, count, dx, dy) in self.chips.items():
             x, y = self.layout.box_centres[box - 1]
-            top = tuple(min(255, int(c * 1.2) + 20) for c in colour)
-            stack = disc("chip", x + dx, y + dy, CHIP_RADIUS, 0, CHIP_THICK * count, colour, top)
+            stack = chip_stack(x + dx, y + dy, colour, count)
             stack.label, stack.tags = WAGER, {"id": f"wager-{box}"}
             things.append(stack)
         return things

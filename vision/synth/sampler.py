@@ -10,7 +10,7 @@ import numpy as np
 from vision.labels import CHUNG_BANKER, CHUNG_CO, MINUS_4, OFF, PLUS_4
 from vision.layout import TableLayout
 from vision.synth.camera import Camera
-from vision.synth.scene import Box, Thing, arm, die, disc, rotation_z, tile
+from vision.synth.scene import Box, Thing, arm, chip_stack, die, disc, rotation_z, tile
 from vision.synth.textures import FACES_IN_SET, plaque
 
 RESOLUTIONS = ((1280, 720), (1920, 1080), (2560, 1440), (3840, 2160))
@@ -280,13 +280,8 @@ def _distractors(layout: TableLayout, rng: np.random.Generator) -> list[Thing]:
     for x, y in layout.box_centres:
         if rng.random() < 0.5:  # a stack of chips on the box
             colour = CHIP[int(rng.integers(len(CHIP)))]
-            height = 3.3 * int(rng.integers(1, 12))
-            top = tuple(min(255, int(c * 1.2) + 20) for c in colour)
-            things.append(
-                disc(
-                    "chip", x + rng.normal(0, 20), y + rng.normal(0, 20), 20, 0, height, colour, top
-                )
-            )  # type: ignore[arg-type]
+            count = int(rng.integers(1, 12))
+            things.append(chip_stack(x + rng.normal(0, 20), y + rng.normal(0, 20), colour, count))
     if rng.random() < MARKER_CHANCE["chung"]:
         things.append(_marker(layout, rng, chung=True))
     if rng.random() < MARKER_CHANCE["button"]:

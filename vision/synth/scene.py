@@ -147,6 +147,17 @@ def disc(
     return Prism(kind, footprint, z0, z1, colour, top_colour)
 
 
+CHIP_RADIUS = 20.0
+"""A casino chip is 39-43 mm across."""
+CHIP_THICK = 3.3
+
+
+def chip_stack(x: float, y: float, colour: BGR, count: int) -> Prism:
+    """`count` chips of one colour stacked at (x, y), their top face a lighter shade."""
+    b, g, r = (min(255, int(c * 1.2) + 20) for c in colour)
+    return disc("chip", x, y, CHIP_RADIUS, 0, CHIP_THICK * count, colour, (b, g, r))
+
+
 def arm(x0: float, y0: float, x1: float, y1: float, z: float, width: float, colour: BGR) -> Prism:
     """A forearm and hand reaching from (x0, y0) to (x1, y1): a long rounded slab."""
     direction = np.array([x1 - x0, y1 - y0])
