@@ -207,6 +207,13 @@ BUGS = (
         ("tests/test_context.py", "-k", "chips_on"),
     ),
     Bug(
+        "every-cut-breach-its-own-incident",
+        "vision/follow/delivery.py",
+        "        if not first or not breaches:\n",
+        "        if not breaches:\n",
+        ("tests/test_context.py", "-k", "chips_on"),
+    ),
+    Bug(
         "one-cut-taken-for-granted",
         "vision/follow/delivery.py",
         "            if round_.live:\n                return\n",

@@ -363,4 +363,10 @@ def test_chips_on_the_banker_box_tell_a_player_bank_from_the_house(
     assert (1 in truth["wagers"]) is (truth["bank"] == "player")
     alerts, record = follow_round(box_one_rounds / name, rules, wagers_seen=wagers_seen)
     assert {a.kind for a in alerts} == kinds
+    # a delivery out of the cut's order is one incident: one alert, every box in the record
+    cut_alerts = [a.position for a in alerts if a.kind == "wrong-cut-order"]
+    assert len(cut_alerts) == len(kinds & {"wrong-cut-order"})
+    assert set(cut_alerts) <= set(record.cut_breached)
+    if cut_alerts:  # these deliveries broke the cut at several boxes
+        assert len(record.cut_breached) > 1, record.cut_breached
     assert (record.bank, record.bank_known) == (bank, "seen" if bank else "configured")

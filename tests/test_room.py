@@ -1055,6 +1055,9 @@ def test_each_demo_incident_has_its_sentence_tiles_and_a_playable_clip(
             if alert.kind == "off-box-played":  # the round's line names the box out of play
                 bank = browser.find_element(By.ID, "bank").text
                 assert f"Box {alert.position} out of play" in bank, bank
+            if alert.kind == "wrong-cut-order":  # one incident: the round names every box
+                line = browser.find_element(By.ID, "round-line").text
+                assert "dealt out of its order to box" in line and str(alert.position) in line
             quoted = browser.find_elements(By.CSS_SELECTOR, "#clauses dd")
             assert len(quoted) >= len(split_refs(alert.clause)) > 0 or not split_refs(
                 alert.clause

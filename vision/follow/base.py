@@ -188,6 +188,9 @@ class Round:
     held: dict[int, Breach] = field(default_factory=dict)
     """Position -> a lone stack gone one group early under `reference`, held until the set is
     counted (`DeliveryPhase._breached`)."""
+    cut_breached: set[int] = field(default_factory=set)
+    """The boxes whose tiles broke the cut: the round's one `wrong-cut-order` alert names the
+    first, its record every one."""
     watches: dict[str, HandWatch] = field(default_factory=dict)
     raised: set[tuple[str, int | None]] = field(default_factory=set)
     alerts: list[Alert] = field(default_factory=list)

@@ -417,7 +417,7 @@ class DeliveryPhase(FollowerBase):
                 return
             round_.reference = view
         alone = len(breaches) == 1 and breaches[0].one_group_early
-        if alone and not any(kind == K.WRONG_CUT_ORDER.value for kind, _ in round_.raised):
+        if alone and not round_.cut_breached:
             round_.held.setdefault(breaches[0].position, breaches[0])
             return
         now = breaches[0].t
@@ -435,27 +435,37 @@ class DeliveryPhase(FollowerBase):
             self._cut_alerts(round_.reference, held, out)
 
     def _cut_alerts(self, view: int, breaches: list[Breach], out: list[Raised]) -> None:
-        """`wrong-cut-order`, one alert a breach, citing the cut view that fitted longest."""
+        """`wrong-cut-order`, one alert a round, at the first breach, citing the cut view that
+        fitted longest: a delivery out of order breaks the cut again at most of the groups
+        after (5-7 alerts a round, one for each box, when each breach was one), and to the
+        surveillance room that is one incident. The round's record names every box whose tiles
+        broke it (`cut_breached`)."""
+        round_ = self.round
+        assert round_ is not None
+        first = not round_.cut_breached
+        round_.cut_breached.update(breach.position for breach in breaches)
+        if not first or not breaches:
+            return
+        breach = min(breaches, key=lambda b: b.since)
         permitted = len(self.judge.views)
         named = str(self.judge.views[view].choices[0])
-        for breach in breaches:
-            expected, observed = breach.expected, breach.observed
-            if permitted > 1:
-                expected += f" ({named}, the permitted cut that fitted longest)"
-                observed += f"; no permitted cut fits ({permitted} told apart)"
-            self._alert(
-                out,
-                K.WRONG_CUT_ORDER,
-                breach.position,
-                expected,
-                observed,
-                breach.since,
-                breach.t,
-                breach.confidence,
-                "stack",
-                summary=f"The tiles for box {breach.position} were not dealt in the cut's "
-                f"order: {breach.observed.split(';')[0]}.",
-            )
+        expected, observed = breach.expected, breach.observed
+        if permitted > 1:
+            expected += f" ({named}, the permitted cut that fitted longest)"
+            observed += f"; no permitted cut fits ({permitted} told apart)"
+        self._alert(
+            out,
+            K.WRONG_CUT_ORDER,
+            breach.position,
+            expected,
+            observed,
+            breach.since,
+            breach.t,
+            breach.confidence,
+            "stack",
+            summary=f"The tiles for box {breach.position} were not dealt in the cut's "
+            f"order: {breach.observed.split(';')[0]}.",
+        )
 
     def _stacks_missed(self, cut: CutView) -> int:
         """How often a stack this cut keeps standing was not seen standing just before a

@@ -360,6 +360,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
             "cut_options": choices[0].as_dict(),
             "cut_known": known,
             "cut_alternatives": [str(c) for c in choices[1:]],
+            "cut_breached": sorted(round_.cut_breached),
             "set_up": sorted(s + 1 for s in round_.set_up or ()),
         }
 

@@ -147,6 +147,12 @@ class RoundRecord(BaseModel):
         "those dealing the same blocks from the same stacks, and where undecided every cut it "
         "did not break, likeliest first.",
     )
+    cut_breached: list[Position] = Field(
+        default_factory=list,
+        title="Boxes dealt out of the cut's order",
+        description="Every box whose tiles broke the cut the delivery was judged by; the "
+        "round's one `wrong-cut-order` alert names the first.",
+    )
     required_first_position: Position | None = Field(
         None, title="First position the dice require", description="None if the dice were unseen."
     )
