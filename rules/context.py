@@ -55,19 +55,33 @@ def bank_shown(
     house_box: int,
     chung: tuple[int, bool] | None,
     wagered: frozenset[int],
+    capital: bool | None = None,
 ) -> BankShown:
     """Who banks, from the chung (its box and whether its face reads co-banker; None where none
-    is seen) and the boxes seen holding a wager. A chung on a player's box, or any chung where
-    the book gives the house none, is a player's bank. On the house's box, chips say which:
-    the books that take no wager there while the house banks (NZ 11.1(b), ACT 7.3, MBS 3.25.1)
-    make chips on it a player/banker's wager (NZ 11.2(b)), and wagers elsewhere with none on it
-    the house's bank. Nobody seen wagering says nothing: the table may be unseen or empty."""
+    is seen), the boxes seen holding a wager and the centre circle (chips seen there True, seen
+    bare False, not watched None). A chung on a player's box, or any chung where the book gives
+    the house none, is a player's bank. Where the book lays a player-banker's capital in the
+    centre circle (RWS 3.16, MBS 3.26.1), chips there say a player banks, and a bare circle
+    while wagers are seen on the boxes that the house does (unless a wager on the house's box
+    where the chung would say otherwise). On the house's box, chips say which: the books that
+    take no wager there while the house banks (NZ 11.1(b), ACT 7.3, MBS 3.25.1) make chips on
+    it a player/banker's wager (NZ 11.2(b)), and wagers elsewhere with none on it the house's
+    bank. Nobody seen wagering says nothing: the table may be unseen or empty, or its models
+    blind to chips."""
     if chung is not None and chung[1]:
         return BankShown(Bank.CO_BANK, "the chung's co-banker face")
     if chung is not None and not ruleset.house_chung:
         return BankShown(Bank.PLAYER, "a chung only for a player-banker")
     if chung is not None and chung[0] != house_box:
         return BankShown(Bank.PLAYER, "the chung on a player's box")
+    circle = ruleset.player_capital
+    if circle is not None and capital is not None:
+        if capital:
+            return BankShown(Bank.PLAYER, f"a player-banker's capital in the centre circle "
+                                          f"({circle})")  # fmt: skip
+        house_box_agrees = chung is not None if ruleset.house_chung else house_box not in wagered
+        if wagered and house_box_agrees:
+            return BankShown(Bank.HOUSE, f"wagers and no capital in the centre circle ({circle})")
     unwagered = ruleset.house_box_unwagered
     if unwagered is None or not wagered:
         return BankShown(None, "nothing to tell by")

@@ -64,6 +64,10 @@ class Ruleset:
     house_box_unwagered: ClassVar[str | None] = None
     """Where the book takes no wager on box 1 while the house banks (NZ 11.1(b), ACT 7.3, MBS
     3.25.1), so that chips on box 1 say a player banks there; None where it does not say."""
+    player_capital: ClassVar[str | None] = None
+    """Where the book has a player-banker's capital laid in the centre circle (RWS 3.16, MBS
+    3.26.1), so that chips there say a player banks and none there that nobody does; None where
+    it does not say."""
     match_clause: ClassVar[str]
     deal_clause: ClassVar[str]
 

@@ -97,27 +97,48 @@ def test_which_banks_are_set_the_house_way(bank: Bank | None, checked: bool) -> 
 
 
 @pytest.mark.parametrize(
-    ("rules", "chung", "wagered", "bank"),
+    ("rules", "chung", "wagered", "capital", "bank"),
     [
-        ("nz-1998", (1, True), {3}, Bank.CO_BANK),  # the co-banker face (NZ 3.3(f))
-        ("nz-1998", (8, False), set(), Bank.PLAYER),  # a house bank's chung lies on box 1
-        ("nz-1998", (1, False), {1, 3}, Bank.PLAYER),  # its own wager in its box (NZ 11.2(b))
-        ("nz-1998", (1, False), {3, 5}, Bank.HOUSE),  # no wager on box 1 (NZ 11.1(b))
-        ("nz-1998", (1, False), set(), None),  # nobody seen wagering: nothing to tell by
-        ("act-2005", (1, False), {2}, Bank.HOUSE),  # ACT 7.3
-        ("act-2005", (1, False), {1}, Bank.PLAYER),
-        ("mbs-2020", None, {2, 4}, Bank.HOUSE),  # no chung, none on box 1 (MBS 3.25.1)
-        ("mbs-2020", (1, False), {2}, Bank.PLAYER),  # a chung only for a player-banker (3.24.1)
-        ("mbs-2020", None, {1, 2}, None),  # a wager on box 1 and no chung: one is unseen
-        ("rws-2018", (1, False), {2, 3}, None),  # RWS says nothing of box 1's wagers
-        ("rws-2018", (4, False), {2, 3}, Bank.PLAYER),
+        ("nz-1998", (1, True), {3}, None, Bank.CO_BANK),  # the co-banker face (NZ 3.3(f))
+        ("nz-1998", (8, False), set(), None, Bank.PLAYER),  # a house bank's chung lies on box 1
+        ("nz-1998", (1, False), {1, 3}, None, Bank.PLAYER),  # its own wager (NZ 11.2(b))
+        ("nz-1998", (1, False), {3, 5}, None, Bank.HOUSE),  # no wager on box 1 (NZ 11.1(b))
+        ("nz-1998", (1, False), set(), None, None),  # nobody seen wagering: nothing to tell by
+        ("nz-1998", (1, False), {3, 5}, True, Bank.HOUSE),  # NZ lays no capital in a circle
+        ("act-2005", (1, False), {2}, None, Bank.HOUSE),  # ACT 7.3
+        ("act-2005", (1, False), {1}, None, Bank.PLAYER),
+        ("mbs-2020", None, {2, 4}, None, Bank.HOUSE),  # no chung, none on box 1 (MBS 3.25.1)
+        ("mbs-2020", (1, False), {2}, None, Bank.PLAYER),  # a chung only for a player (3.24.1)
+        ("mbs-2020", None, {1, 2}, None, None),  # a wager on box 1 and no chung: one is unseen
+        ("mbs-2020", None, {1, 2}, True, Bank.PLAYER),  # its capital: the chung unseen (3.26.1)
+        ("mbs-2020", None, {1, 2}, False, None),  # the circle bare, and box 1's wager says not
+        ("mbs-2020", None, {2}, False, Bank.HOUSE),
+        ("rws-2018", (1, False), {2, 3}, None, None),  # RWS says nothing of box 1's wagers
+        ("rws-2018", (4, False), {2, 3}, None, Bank.PLAYER),
+        ("rws-2018", (1, False), {2, 3}, True, Bank.PLAYER),  # capital in the circle (RWS 3.16)
+        ("rws-2018", (1, False), {1, 3}, False, Bank.HOUSE),  # wagers, the circle bare
+        ("rws-2018", (1, False), set(), False, None),  # no chips anywhere: blind, or no players
+        ("rws-2018", None, {2, 3}, False, None),  # RWS always lays a chung: it is unseen
     ],
 )  # fmt: skip
-def test_who_banks_is_read_from_the_chung_and_the_wagers(
-    rules: str, chung: tuple[int, bool] | None, wagered: set[int], bank: Bank | None
-) -> None:
-    shown = bank_shown(find_ruleset(rules), 1, chung, frozenset(wagered))
+def test_who_banks_is_read_from_the_chung_the_wagers_and_the_capital(
+    rules: str, chung: tuple[int, bool] | None, wagered: set[int], capital: bool | None,
+    bank: Bank | None,
+) -> None:  # fmt: skip
+    shown = bank_shown(find_ruleset(rules), 1, chung, frozenset(wagered), capital)
     assert shown.bank is bank, shown.clause
+
+
+@pytest.mark.parametrize("rules", ["nz-1998", "act-2005", "mbs-2020", "rws-2018"])
+def test_a_player_banker_lays_capital_in_the_centre_circle_where_the_book_says(rules: str) -> None:
+    """RWS 3.16 and MBS 3.26.1 lay a player-banker's capital in the centre circle; NZ and ACT
+    say nothing of it, and no house bank or co-bank lays one in the simulator."""
+    from vision.synth.round import plan_round
+
+    plans = [plan_round(seed, rules, [], context=True) for seed in range(60)]
+    lays = rules in ("rws-2018", "mbs-2020")
+    assert all(p.capital is (lays and p.bank == "player") for p in plans)
+    assert any(p.capital for p in plans) is lays
 
 
 def follow_round(
@@ -322,8 +343,9 @@ def test_a_pushed_stack_stands_wherever_it_lies_pushed_and_goes_only_from_there(
 @pytest.fixture(scope="module")
 def box_one_rounds(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Rounds banked at box 1, the chung's banker face there either way: a player/banker at NZ
-    (seed 90) whose own setting is not the house way, its wager in box 1; house banks (seed 1)
-    dealt a player's cut, no wager on box 1."""
+    (seed 90) and at RWS (135) whose own settings are not the house way, the NZ one's wager in
+    box 1, the RWS one's capital in the centre circle; house banks (seed 1) dealt a player's
+    cut, no wager on box 1."""
     from vision.synth.round import simulate_round
 
     root = tmp_path_factory.mktemp("box-one")
@@ -335,6 +357,7 @@ def box_one_rounds(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 BOX_ONE = [
     ("player-sets-freely", 90, "nz-1998", None),
+    ("rws-player-capital", 135, "rws-2018", "yat-dong-dong"),  # the table's default cut
     ("house-cut-cup-say", 1, "nz-1998", "cup-say"),
     ("house-cut-foot-say", 1, "act-2005", "foot-say"),
 ]
@@ -347,6 +370,9 @@ BOX_ONE = [
         ("player-sets-freely", "nz-1998", True, set(), "player"),
         # the chips unseen: nothing tells it from a house bank, whose hand is checked
         ("player-sets-freely", "nz-1998", False, {"house-way-violation"}, None),
+        # RWS: no word on box 1's wagers, but the player-banker's capital in the centre circle
+        ("rws-player-capital", "rws-2018", True, set(), "player"),
+        ("rws-player-capital", "rws-2018", False, {"house-way-violation"}, None),
         # no wager on box 1: the house banks, which is cut Yat Dong Dong (NZ 9.5, ACT 8.6)
         ("house-cut-cup-say", "nz-1998", True, {"wrong-cut-order"}, "house"),
         ("house-cut-foot-say", "act-2005", True, {"wrong-cut-order"}, "house"),
@@ -361,6 +387,7 @@ def test_chips_on_the_banker_box_tell_a_player_bank_from_the_house(
     truth = json.loads((box_one_rounds / name / "truth.json").read_text())
     assert (truth["banker"], truth["chung"]["box"]) == (1, 1)
     assert (1 in truth["wagers"]) is (truth["bank"] == "player")
+    assert truth.get("capital", False) is (rules == "rws-2018")
     alerts, record = follow_round(box_one_rounds / name, rules, wagers_seen=wagers_seen)
     assert {a.kind for a in alerts} == kinds
     # a delivery out of the cut's order is one incident: one alert, every box in the record

@@ -20,7 +20,17 @@ from vision.detector import (
     MarkerWatch,
     _inside,
 )
-from vision.labels import CHUNG_BANKER, CHUNG_CO, MARKERS, MINUS_4, NOT_A_MARKER, OFF, PLUS_4
+from vision.labels import (
+    CHUNG_BANKER,
+    CHUNG_CO,
+    CONTEXT,
+    MARKERS,
+    MINUS_4,
+    NOT_A_MARKER,
+    OFF,
+    PLUS_4,
+    WAGER,
+)
 from vision.training.markers import (
     FACE_COPIES,
     face_box,
@@ -166,6 +176,42 @@ def test_the_face_reader_reads_each_box_again_at_full_resolution_and_drops_non_m
     found = MarkerDetector(tmp_path / "markers.onnx", faces=tmp_path / "faces.onnx").detect(image)
     assert found.labels == (CHUNG_CO,)
     assert np.allclose(found.corners[0].mean(0), [960, 540], atol=2)
+
+
+def test_a_stack_of_chips_keeps_the_detectors_class_and_hides_no_tile(tmp_path: Path) -> None:
+    """Chips have no word for the face reader, which would call a dark stack `none`: their box
+    keeps the detector's `wager`; and a tile lying over chips is no plaque boxed as a tile."""
+    fake_detector_model(tmp_path / "markers.onnx", [
+        [480, 272, 40, 16, 0.9, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],  # said banker; a bright plaque
+        [100, 100, 20, 20, 0.0, 0.0, 0.0, 0.0, 0.0, 0.8, 0.0],  # chips, on dark cloth
+    ], CONTEXT, size=None)  # fmt: skip
+    _fake_face_reader(tmp_path / "faces.onnx")
+    image = np.zeros((1080, 1920, 3), np.uint8)
+    image[500:580, 880:1040] = 255
+    found = MarkerDetector(tmp_path / "markers.onnx", faces=tmp_path / "faces.onnx").detect(image)
+    assert found.labels == (CHUNG_CO, WAGER)
+    assert found.label_confidence.tolist()[1] == 1.0  # as the detector said it
+
+    class ChipsSeen:
+        def detect(self, image: np.ndarray) -> Detections:
+            return _boxes([(100, 100)], (WAGER,))
+
+    watch = MarkerWatch(ChipsSeen(), every_s=0.5)  # type: ignore[arg-type]
+    watch.watch(0.0, image, _boxes([(300, 300)], ("back",)))
+    assert watch.watch(0.2, image, _boxes([(100, 100)], ("5-5",))).labels == ("5-5",)
+
+
+def test_stacks_of_chips_train_the_marker_detector_as_its_last_class(tmp_path: Path) -> None:
+    data = _one_frame(tmp_path)
+    entry = json.loads((data / "annotations.jsonl").read_text())
+    chips = [[1500, 900], [1530, 900], [1530, 930], [1500, 930]]
+    entry["objects"].append({"label": WAGER, "labelled": True, "corners": chips})
+    (data / "annotations.jsonl").write_text(json.dumps(entry) + "\n")
+    data_yaml = prepare_markers([data], tmp_path / "out", seed=3)
+    assert f"{len(CONTEXT) - 1}: {WAGER}" in data_yaml.read_text()
+    classes = {line.split()[0] for path in (data_yaml.parent / "labels" / "train").glob("*.txt")
+               for line in path.read_text().split("\n") if line}  # fmt: skip
+    assert classes == {str(CONTEXT.index(CHUNG_CO)), str(CONTEXT.index(WAGER))}
 
 
 def test_a_detector_of_other_things_is_refused_as_the_marker_detector() -> None:

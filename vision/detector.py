@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from vision.crops import CROP, REFINED_LEAN_MARGIN, cut
 from vision.detections import Detections
-from vision.labels import CHUNG_BANKER, CHUNG_CO, MARKERS, NOT_A_MARKER
+from vision.labels import CHUNG_BANKER, CHUNG_CO, CONTEXT, MARKERS, NOT_A_MARKER, WAGER
 from vision.refine import FIRST, REFINE_CROP, View, crop, decode
 from vision.reuse import Region
 
@@ -438,11 +438,12 @@ would cut the frames analysed a second by a third, twice a second it takes 86 ms
 
 
 class MarkerDetector:
-    """The round's markers (the chung by its face, the +4 and -4 buttons): a YOLO11n-OBB of
-    their own finds them over the whole frame, seen as the detector sees it, and where its face
-    reader is there (a YOLO11n-cls), each box is read again from the full-resolution frame: at
-    half size a plaque's word is a few pixels high (`vision.training.markers` says why apart
-    from the tile detector)."""
+    """The round's markers (the chung by its face, the +4, -4 and Off buttons) and the chips
+    staked on the table (`wager`): a YOLO11n-OBB of their own finds them over the whole frame,
+    seen as the detector sees it, and where its face reader is there (a YOLO11n-cls), each
+    plaque's box is read again from the full-resolution frame: at half size a plaque's word is
+    a few pixels high (`vision.training.markers` says why apart from the tile detector). A
+    stack of chips has no word to read, so its box keeps the detector's class."""
 
     def __init__(self, path: Path = MARKERS_MODEL, faces: Path | None = MARKER_FACES_MODEL,
                  threads: int = 2, confidence: float = MARKER_CONFIDENCE,
@@ -455,9 +456,9 @@ class MarkerDetector:
         chungs = (CHUNG_BANKER, CHUNG_CO)
         self.chung_columns = [k for k, name in self.face_names.items() if name in chungs]
         for model, names in ((path, self.names), (faces, self.face_names)):
-            unknown = set(names.values()) - {*MARKERS, NOT_A_MARKER}
+            unknown = set(names.values()) - {*CONTEXT, NOT_A_MARKER}
             if unknown:
-                raise ValueError(f"{model} knows {sorted(unknown)}, not the markers {MARKERS}")
+                raise ValueError(f"{model} knows {sorted(unknown)}, not the markers {CONTEXT}")
         self.least = np.full(len(self.names), confidence)
         self.iou = iou
 
@@ -468,12 +469,14 @@ class MarkerDetector:
         corners = (corners - [left, top]) / scale
         labels = [self.names[int(k)] for k in kinds]
         sure = np.ones(len(labels))
-        if self.faces is not None and labels:
-            crops = [cut(image, c, die=False) for c in corners]
+        plaques = [k for k, label in enumerate(labels) if label != WAGER]
+        if self.faces is not None and plaques:
+            crops = [cut(image, corners[k], die=False) for k in plaques]
             blob = cv2.dnn.blobFromImages(crops, 1 / 255, (CROP, CROP), swapRB=True)
             read = self._read_faces(blob)
-            labels = [self.face_names[int(k)] for k in read.argmax(1)]
-            sure = read.max(1).astype(np.float64)
+            for k, column in zip(plaques, read.argmax(1), strict=True):
+                labels[k] = self.face_names[int(column)]
+            sure[plaques] = read.max(1)
         kept = np.array([label != NOT_A_MARKER for label in labels], bool)
         labels_kept = tuple(label for label, k in zip(labels, kept, strict=True) if k)
         return Detections(corners[kept].reshape(-1, 4, 2), conf[kept], labels_kept, sure[kept])
@@ -497,11 +500,12 @@ class MarkerDetector:
 
 class MarkerWatch:
     """Looks for markers every `MARKER_EVERY_S` of video and adds them to that frame's
-    detections; in every frame until the next look, a box on a marker seen at the last look is
-    dropped: the tile detector, which has no class for them, boxes a plaque as a face-up tile
-    now and then (7 of 432 held-out plaques at the follower's bar), and a die now and then on
-    its printed word. A die box centred on a marker is dropped; a tile's box only where it and
-    the marker hold each other's centre (`_on_markers`): a tile set down half over an Off button
+    detections; in every frame until the next look, a box on a marker's plaque seen at the last
+    look is dropped (chips hide nothing the tile detector boxes): the tile detector, which has
+    no class for the plaques, boxes one as a face-up tile now and then (7 of 432 held-out
+    plaques at the follower's bar), and a die now and then on its printed word. A die box
+    centred on a plaque is dropped; a tile's box only where it and the plaque hold each other's
+    centre (`_on_markers`): a tile set down half over an Off button
     (the hand played on the box it marks) is kept."""
 
     def __init__(self, detector: MarkerDetector, every_s: float = MARKER_EVERY_S) -> None:
@@ -515,9 +519,10 @@ class MarkerWatch:
         if looked:
             self.seen = self.detector.detect(image)
             self.due = t + self.every_s
-        if len(self.seen) and len(detections):
+        plaques = self.seen[np.isin(self.seen.labels, MARKERS)] if len(self.seen) else self.seen
+        if len(plaques) and len(detections):
             dice = np.array([label.startswith("die") for label in detections.labels], bool)
-            detections = detections[~_on_markers(detections.corners, dice, self.seen.corners)]
+            detections = detections[~_on_markers(detections.corners, dice, plaques.corners)]
         return (
             Detections.concat([detections, _alongside(self.seen, detections)])
             if looked

@@ -17,6 +17,10 @@ class TableLayout:
     stack_area: tuple[float, float] = (0.0, 210.0)
     dice_area: tuple[float, float] = (360.0, 260.0)
     bank_area: tuple[float, float] = (-330.0, 250.0)
+    capital_area: tuple[float, float] = (0.0, 520.0)
+    """The centre circle, where the dealer lays a player-banker's capital (RWS 2.1.4 and 3.16,
+    MBS 2.1.3 and 3.26.1): clear of the stacks, the dice and the hands."""
+    capital_radius: float = 110.0
     marker_size: float = 90.0
     marker_centres: tuple[tuple[float, float], ...] = (
         (-1000.0, 150.0), (1000.0, 150.0), (1000.0, 1150.0), (-1000.0, 1150.0),

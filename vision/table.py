@@ -107,6 +107,12 @@ class TableConfig(BaseModel):
     stacking_area: Zone
     dice_area: Zone
     bank_area: Zone
+    capital_area: Zone | None = Field(
+        default=None,
+        title="Centre circle",
+        description="Where a player-banker's capital is laid (RWS 3.16, MBS 3.26.1): chips "
+        "there, or none, tell who banks. Left out, the circle is not watched.",
+    )
 
     @field_validator("rules")
     @classmethod
@@ -189,7 +195,13 @@ def layout_zones(layout: TableLayout) -> dict[str, object]:
         "stacking_area": _zone_around(*layout.stack_area, 180, 70),
         "dice_area": _zone_around(*layout.dice_area, 90, 90),
         "bank_area": _zone_around(*layout.bank_area, 120, 60),
+        "capital_area": _circle_around(*layout.capital_area, layout.capital_radius),
     }
+
+
+def _circle_around(x: float, y: float, radius: float, corners: int = 16) -> Zone:
+    angles = np.linspace(0, 2 * np.pi, corners, endpoint=False)
+    return Zone(polygon=[(x + radius * np.cos(a), y + radius * np.sin(a)) for a in angles])
 
 
 def find_markers(
@@ -286,6 +298,14 @@ class Locate:
             found[inside] = name
             left &= ~inside
         return tuple(found)
+
+    def in_centre_circle(self, points: NDArray[np.float64]) -> NDArray[np.bool_]:
+        """Whether each point (table mm) lies in the centre circle, where a player-banker's
+        capital is laid; none does where the calibration has no circle."""
+        circle = self.table.capital_area
+        if circle is None or not len(points):
+            return np.zeros(len(points), bool)
+        return _inside(np.asarray(circle.polygon, np.float64), points)
 
     def zone_of(self, point: NDArray[np.float64]) -> str:
         return self.zones_of(np.asarray(point, np.float64).reshape(1, 2))[0]

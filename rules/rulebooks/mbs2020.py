@@ -101,6 +101,7 @@ class MBS2020(Ruleset):
     off_clause: ClassVar[str | None] = "5.6-5.6.2, 3.12"
     house_box_unwagered: ClassVar[str | None] = "3.25.1"
     house_chung: ClassVar[bool] = False  # 3.24.1: a chung only where there is a Player-Banker
+    player_capital: ClassVar[str | None] = "3.26.1"
     cuts: ClassVar[tuple[str, ...] | None] = (
         "yat-dong-dong", "cup-say", "chee-yee", "dai-pin", "jung-quat", "long-tau-fong-may",
         "wui-fung-bank", "foot-say", "harbour-bridge", "ghan-dong-ping-say", "pong-jun",
@@ -208,6 +209,7 @@ class RWS2018(MBS2020):
     off_clause = None  # RWS has no "Off" button (3.9 burns the tiles of a box without a bet)
     house_box_unwagered = None  # RWS takes no stand on wagers on the dealer-banker's box
     house_chung = True  # 3.3: "A marker will be used to indicate the Banker"
+    player_capital = "3.16"
     cuts = None  # RWS names no cuts: the table's configured cut is accepted as given
     pairs_ref = "App. C 1.2"
     special_ref = "App. C 1.3"

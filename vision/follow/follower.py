@@ -200,7 +200,8 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         table, chung = self.table, self.chung.value
         self.in_force = said
         self.off_box = self.off.value
-        shown = bank_shown(find_ruleset(table.rules), table.banker, chung, self.wagers.held)
+        shown = bank_shown(find_ruleset(table.rules), table.banker, chung, self.wagers.held,
+                           self.wagers.capital)  # fmt: skip
         seen_bank = shown.bank.value if shown.bank is not None else None
         self.bank = said.bank or seen_bank or table.bank
         self.bank_known = "announced" if said.bank else "seen" if seen_bank else "configured"
@@ -439,30 +440,41 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
 
 
 class Wagers:
-    """The boxes holding a wager, as the looks for context markers show chips on them. A box
-    counts once its chips were seen `ROUND.steady` looks running, and stops once they were
-    missed `WAGER_GONE_LOOKS` looks running."""
+    """The boxes holding a wager, and whether a player-banker's capital lies in the centre
+    circle, as the looks for context markers show chips. A place counts once its chips were
+    seen `ROUND.steady` looks running, and stops once they were missed `WAGER_GONE_LOOKS` looks
+    running. `capital` is None where the table's calibration has no centre circle."""
 
     def __init__(self, locate: Locate) -> None:
         zones = locate.zones
         self.centres = np.array([zones[z].mean(axis=0) for z in PLAYER_ZONES])
+        self.locate = locate
         self.held: frozenset[int] = frozenset()
-        self.seen = {box: Streak(ROUND.steady) for box in range(1, 9)}
-        self.missed = {box: Streak(WAGER_GONE_LOOKS) for box in range(1, 9)}
+        self.capital: bool | None = None if locate.table.capital_area is None else False
+        places = range(9)  # the boxes 1-8, and 0: the centre circle
+        self.seen = {place: Streak(ROUND.steady) for place in places}
+        self.missed = {place: Streak(WAGER_GONE_LOOKS) for place in places}
 
     def look(self, chips: Detections, t: float) -> bool:
-        """Take one look's chips (located); whether the boxes holding a wager changed."""
-        boxes = set()
-        for xy in chips.table_xy:
+        """Take one look's chips (located); whether the boxes holding a wager or the capital
+        changed."""
+        places = set()
+        in_circle = self.locate.in_centre_circle(chips.table_xy)
+        for xy, capital in zip(chips.table_xy, in_circle, strict=True):
             distance = np.linalg.norm(self.centres - xy, axis=1)
-            if distance.min() <= WAGER_REACH:
-                boxes.add(int(distance.argmin()) + 1)
-        held = set(self.held)
-        for box in range(1, 9):
-            if self.seen[box].update(box in boxes, t):
-                held.add(box)
-            if self.missed[box].update(box not in boxes, t):
-                held.discard(box)
-        changed = held != self.held
+            if capital:
+                places.add(0)
+            elif distance.min() <= WAGER_REACH:
+                places.add(int(distance.argmin()) + 1)
+        held = set(self.held) | ({0} if self.capital else set())
+        for place in self.seen:
+            if self.seen[place].update(place in places, t):
+                held.add(place)
+            if self.missed[place].update(place not in places, t):
+                held.discard(place)
+        capital = None if self.capital is None else 0 in held
+        held.discard(0)
+        changed = held != self.held or capital != self.capital
+        self.capital = capital
         self.held = frozenset(held)
         return changed

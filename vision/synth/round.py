@@ -44,7 +44,7 @@ from vision.synth.appearance import Appearance, dress
 from vision.synth.camera import Camera
 from vision.synth.render import Look, Renderer
 from vision.synth.sampler import CHIP, SKIN, TileSize
-from vision.synth.scene import Box, Thing, arm, chip_stack, die, disc, rotation_z, tile
+from vision.synth.scene import CHIP_RADIUS, Box, Thing, arm, chip_stack, die, disc, rotation_z, tile
 from vision.synth.textures import FACES_IN_SET, cloth_image, plaque, random_cloth
 
 INJECTABLE = (
@@ -110,6 +110,9 @@ boxes, as at a busy table; none on the house's box while the house banks (NZ 11.
 MBS 3.25.1), the banker's own wager in its box where a player banks (NZ 11.2(b), 11.3(b))."""
 CHIP_AT = 25.0
 """Millimetres a stack of chips lies from its betting box's centre at most, either way."""
+CAPITAL_CHIPS = 2
+"""Chips a stack of a player-banker's capital holds at most (high-value chips): lower than a
+tile, so the tiles delivered across the centre circle, one tile above the cloth, pass over it."""
 BUTTON_SIZE = (50.0, 50.0, 6.0)
 BUTTON_COLOUR = (150, 90, 20)
 """BGR: a blue acrylic button (the chung is red)."""
@@ -218,6 +221,9 @@ class Plan:
     """Injected: the hand of the box out of play is set and exposed as if it were in play."""
     wagers: tuple[int, ...] = ()
     """The boxes holding a wager (chips on the betting box), drawn with the round's context."""
+    capital: bool = False
+    """A player-banker's capital lies in the centre circle (RWS 3.16, MBS 3.26.1) from the
+    stacks' building to the clearing."""
 
     @property
     def set_aside(self) -> int | None:
@@ -339,6 +345,7 @@ def plan_round(
         plan.bank, plan.cut_clause = drawn.bank.value, drawn.clause
         plan.chung = ruleset.house_chung or drawn.bank is not Bank.HOUSE  # MBS 3.24.1
         plan.wagers = draw_wagers(drawn.bank, banker, off_box, np.random.default_rng([seed, 0x3A]))
+        plan.capital = ruleset.player_capital is not None and drawn.bank is Bank.PLAYER
         plan.adjust = adjust
         if ruleset.cut_set_up:
             plan.set_up = found.set_up(options)
@@ -510,6 +517,12 @@ class RoundScene:
             for box in plan.wagers
         }
         """Each wager's chips: colour, how many, and where on its betting box."""
+        capital = np.random.default_rng([seed, 0x3C])
+        self.capital = [
+            (CHIP[int(capital.integers(len(CHIP)))], int(capital.integers(1, CAPITAL_CHIPS + 1)))
+            for _ in range(int(capital.integers(1, 4)) if plan.capital else 0)
+        ]
+        """The capital's stacks of chips, side by side in the centre circle: colour, how many."""
 
     def stack_pose(self, tid: int, t: float) -> Pose:
         """Where a tile lies in its stack at time t: pushed forward from the cut phase on where
@@ -633,6 +646,8 @@ class RoundScene:
             things.append(self._chung())
         if t < self.time.clearing:  # wagers are paid and taken as the table clears
             things += self._wagers()
+            if t >= self.time.dice:  # laid once the stacks are built, clear of the wash
+                things += self._capital()
         if plan.adjust:
             things.append(self._adjust_button())
         if plan.off_box is not None:
@@ -768,6 +783,17 @@ class RoundScene:
             x, y = self.layout.box_centres[box - 1]
             stack = chip_stack(x + dx, y + dy, colour, count)
             stack.label, stack.tags = WAGER, {"id": f"wager-{box}"}
+            things.append(stack)
+        return things
+
+    def _capital(self) -> list[Thing]:
+        """The player-banker's capital: its stacks side by side in the centre circle."""
+        cx, cy = self.layout.capital_area
+        things: list[Thing] = []
+        for k, (colour, count) in enumerate(self.capital):
+            x = cx + (k - (len(self.capital) - 1) / 2) * (CHIP_RADIUS * 2 + 4)
+            stack = chip_stack(x, cy, colour, count)
+            stack.label, stack.tags = WAGER, {"id": f"capital-{k}"}
             things.append(stack)
         return things
 
@@ -927,6 +953,8 @@ def ground_truth(plan: Plan) -> dict[str, object]:
                           else CHUNG_BANKER}  # fmt: skip
     if plan.wagers:
         truth["wagers"] = list(plan.wagers)
+    if plan.capital:
+        truth["capital"] = True
     return truth
 
 

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vision.labels import CHUNG_BANKER, CHUNG_CO, MINUS_4, OFF, PLUS_4
+from vision.labels import CHUNG_BANKER, CHUNG_CO, MINUS_4, OFF, PLUS_4, WAGER
 from vision.layout import TableLayout
 from vision.synth.camera import Camera
-from vision.synth.scene import Box, Thing, arm, chip_stack, die, disc, rotation_z, tile
+from vision.synth.scene import CHIP_RADIUS, Box, Thing, arm, chip_stack, die, disc, rotation_z, tile
 from vision.synth.textures import FACES_IN_SET, plaque
 
 RESOLUTIONS = ((1280, 720), (1920, 1080), (2560, 1440), (3840, 2160))
@@ -36,6 +36,10 @@ MARKER_CHANCE = {"chung": 0.6, "button": 0.3}
 detector sees each face a few hundred times in a data set, rarely enough that most scenes show
 what most rounds show."""
 CHIP = ((40, 40, 200), (200, 80, 30), (30, 150, 30), (30, 30, 30), (200, 200, 200), (150, 40, 150))
+CAPITAL_CHANCE = 0.3
+"""How often a training scene shows a player-banker's capital in the centre circle (RWS 3.16,
+MBS 3.26.1): one to three stacks of chips there, labelled as a wager's chips are, so the marker
+detector finds chips on the circle's print as well as on a betting box's."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,7 @@ def random_scene(
     things += _loose(rest, layout, size, rng, face_up_chance=float(rng.uniform(0.3, 1.0)))
     things += _dice(layout, rng, cocked_dice)
     things += _distractors(layout, rng)
+    things += _capital(layout, rng.spawn(1)[0], things)
     return things
 
 
@@ -275,13 +280,38 @@ def _marker(layout: TableLayout, rng: np.random.Generator, chung: bool) -> Box:
                label)  # type: ignore[arg-type]  # fmt: skip
 
 
+def _capital(layout: TableLayout, rng: np.random.Generator, things: list[Thing]) -> list[Thing]:
+    """A player-banker's capital in the centre circle, `CAPITAL_CHANCE` of scenes where no tile
+    lies on the circle: one to three stacks of chips side by side. Drawn from a stream spawned
+    off the scene's (spawning does not advance it), so every other thing of a seed's scene is
+    drawn as it was before the capital was."""
+    cx, cy = layout.capital_area
+    clear = layout.capital_radius + 40
+    on_circle = any(isinstance(t, Box) and math.dist(t.centre[:2], (cx, cy)) < clear
+                    for t in things)  # fmt: skip
+    if on_circle or rng.random() >= CAPITAL_CHANCE:
+        return []
+    count = int(rng.integers(1, 4))
+    stacks: list[Thing] = []
+    for k in range(count):
+        colour = CHIP[int(rng.integers(len(CHIP)))]
+        x = cx + (k - (count - 1) / 2) * (CHIP_RADIUS * 2 + rng.uniform(2, 10))
+        y = cy + rng.normal(0, 15)
+        stack = chip_stack(x, y, colour, int(rng.integers(1, 16)))
+        stack.label = WAGER
+        stacks.append(stack)
+    return stacks
+
+
 def _distractors(layout: TableLayout, rng: np.random.Generator) -> list[Thing]:
     things: list[Thing] = []
     for x, y in layout.box_centres:
         if rng.random() < 0.5:  # a stack of chips on the box
             colour = CHIP[int(rng.integers(len(CHIP)))]
             count = int(rng.integers(1, 12))
-            things.append(chip_stack(x + rng.normal(0, 20), y + rng.normal(0, 20), colour, count))
+            stack = chip_stack(x + rng.normal(0, 20), y + rng.normal(0, 20), colour, count)
+            stack.label = WAGER
+            things.append(stack)
     if rng.random() < MARKER_CHANCE["chung"]:
         things.append(_marker(layout, rng, chung=True))
     if rng.random() < MARKER_CHANCE["button"]:

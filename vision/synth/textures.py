@@ -190,6 +190,8 @@ def cloth_image(style: ClothStyle, layout: TableLayout) -> Image:
     cv2.rectangle(cloth, px(sx - 180, sy + 70), px(sx + 180, sy - 70), style.ink, 2)
     dx, dy = layout.dice_area
     cv2.circle(cloth, px(dx, dy), int(90 / MM_PER_PX), style.ink, 2, cv2.LINE_AA)
+    cx, cy = layout.capital_area
+    cv2.circle(cloth, px(cx, cy), int(layout.capital_radius / MM_PER_PX), style.ink, 2, cv2.LINE_AA)
     bx, by = layout.bank_area
     cv2.rectangle(cloth, px(bx - 120, by + 60), px(bx + 120, by - 60), style.ink, 2)
     cv2.putText(

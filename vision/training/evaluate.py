@@ -38,7 +38,7 @@ from vision.detector import (
     MarkerWatch,
     Reader,
 )
-from vision.labels import CLASS_ID, CLASSES, FACES, MARKERS
+from vision.labels import CLASS_ID, CLASSES, CONTEXT, FACES, MARKERS
 from vision.synth.dataset import render_sample
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
@@ -133,7 +133,7 @@ def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None =
         is_marker = np.array([label in MARKERS for label in found.labels], bool)
         is_face = np.array([label in FACES for label in found.labels], bool)
         _count_markers(context, found[is_marker], found[is_face], entry)
-        found = found[~is_marker]
+        found = found[~np.isin(found.labels, CONTEXT)]  # the markers' and the chips' boxes
         truth = [o for o in entry["objects"] if o["labelled"] and o["label"] in CLASS_ID]
         for t in truth:
             positives[t["label"]] += 1

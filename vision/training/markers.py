@@ -32,7 +32,7 @@ import numpy as np
 
 from vision.crops import cut
 from vision.detector import DETECTOR_INPUT, MODELS
-from vision.labels import MARKERS, MINUS_4, NOT_A_MARKER, OFF, PLUS_4
+from vision.labels import CONTEXT, MARKERS, MINUS_4, NOT_A_MARKER, OFF, PLUS_4, WAGER
 from vision.progress import progress
 from vision.training.train import (
     DETECTOR_CROP,
@@ -64,8 +64,9 @@ def letterbox_scale(width: int, height: int) -> float:
 
 
 def prepare_markers(datasets: list[Path], out: Path, seed: int = 0) -> Path:
-    """Crops with the markers' oriented labels (class = index in `MARKERS`); a marker cut by a
-    crop's edge keeps the part inside if half of it shows. Returns the crops' data.yaml."""
+    """Crops with the markers' and wagers' oriented labels (class = index in `CONTEXT`); one
+    cut by a crop's edge keeps the part inside if half of it shows. Returns the crops'
+    data.yaml."""
     rng = np.random.default_rng(seed)
     root = fresh_obb_folders(out / "marker-data")
     entries = [(data, e) for data in datasets for e in _annotations(data)]
@@ -75,8 +76,8 @@ def prepare_markers(datasets: list[Path], out: Path, seed: int = 0) -> Path:
         image = cv2.imread(str(data / entry["image"]))
         scale = letterbox_scale(image.shape[1], image.shape[0])
         small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-        shown = [o for o in entry["objects"] if o["label"] in MARKERS and o["labelled"]]
-        markers = [(MARKERS.index(o["label"]), np.asarray(o["corners"]) * scale) for o in shown]
+        shown = [o for o in entry["objects"] if o["label"] in CONTEXT and o["labelled"]]
+        markers = [(CONTEXT.index(o["label"]), np.asarray(o["corners"]) * scale) for o in shown]
         height, width = small.shape[:2]
         spare_x, spare_y = max(width - DETECTOR_CROP, 0), max(height - DETECTOR_CROP, 0)
         origins = []
@@ -101,7 +102,7 @@ def prepare_markers(datasets: list[Path], out: Path, seed: int = 0) -> Path:
                         [cv2.IMWRITE_JPEG_QUALITY, 95])  # fmt: skip
             (root / "labels" / entry["split"] / f"{name}.txt").write_text("\n".join(lines) + "\n")
     bar.close()
-    return obb_data_yaml(root, MARKERS)
+    return obb_data_yaml(root, CONTEXT)
 
 
 FACE_COPIES = 4
@@ -172,19 +173,27 @@ def prepare_marker_faces(datasets: list[Path], out: Path, seed: int = 0) -> Path
 
 
 def checkpoint_from_detector(shipped: Path, shown: Path, out: Path) -> Path:
-    """A YOLO11n-OBB with the markers as its classes, every weight but the class branch's last
-    convolutions taken from the shipped detector (`checkpoint_from_shipped`); those start as
-    ultralytics starts a fresh head."""
+    """A YOLO11n-OBB with the markers and the wager's chips (`CONTEXT`) as its classes, every
+    weight taken from a shipped OBB export (`checkpoint_from_shipped`) but the class branch's
+    last convolutions: those start as ultralytics starts a fresh head, and a class the export
+    already has (going on from the marker detector) keeps its rows."""
     import torch
     from ultralytics.nn.tasks import OBBModel
 
     whole = torch.load(checkpoint_from_shipped(shipped, shown, out.with_suffix(".whole.pt")),
                        weights_only=False)["model"]  # fmt: skip
-    model = OBBModel("yolo11n-obb.yaml", nc=len(MARKERS), verbose=False)
+    model = OBBModel("yolo11n-obb.yaml", nc=len(CONTEXT), verbose=False)
     state = model.state_dict()
-    kept = {k: v for k, v in whole.state_dict().items() if state[k].shape == v.shape}
-    model.load_state_dict({**state, **kept})
-    model.names = dict(enumerate(MARKERS))
+    rows = [(new, old) for new, name in enumerate(CONTEXT)
+            for old, known in whole.names.items() if known == name]  # fmt: skip
+    for key, value in whole.state_dict().items():
+        if state[key].shape == value.shape:
+            state[key] = value
+        elif state[key].shape[1:] == value.shape[1:] and rows:  # the class rows
+            for new, old in rows:
+                state[key][new] = value[old]
+    model.load_state_dict(state)
+    model.names = dict(enumerate(CONTEXT))
     torch.save({"model": model.eval(), "train_args": {"task": "obb", "imgsz": DETECTOR_CROP}}, out)
     return out
 
@@ -217,27 +226,36 @@ def sweep(model: Path, faces: Path | None, data: Path) -> dict[str, dict[str, in
     """The marker detector on every frame of a rendered data set, at each bar of `SWEPT`: true
     markers found with their own class (oriented IoU >= 0.5), found with another marker's class
     (the chung's other face, the other button), and marker boxes on no marker of their class;
-    each box read again by the face reader `faces` where given."""
+    each box read again by the face reader `faces` where given. Stacks of chips (`wager`,
+    where the model has the class) are counted apart, found and boxed on nothing."""
     from vision.detections import Detections, iou_matrix
     from vision.detector import MarkerDetector
     from vision.training.evaluate import _count_markers
 
     detector = MarkerDetector(model, faces, confidence=min(SWEPT))
     counts = {f"{bar}": {"total": 0, "right": 0, "on_nothing": 0, "read_as_faces": 0,
-                         "other_class": 0} for bar in SWEPT}  # fmt: skip
+                         "other_class": 0, "chips": 0, "chips_found": 0,
+                         "chip_boxes_on_nothing": 0} for bar in SWEPT}  # fmt: skip
     entries = _annotations(data)
     bar_ = progress(len(entries), f"markers on {data.name}", "img")
     for entry in entries:
         bar_.update()
         found = detector.detect(cv2.imread(str(data / entry["image"])))
         truth = [o for o in entry["objects"] if o["labelled"] and o["label"] in MARKERS]
+        chips = [o for o in entry["objects"] if o["labelled"] and o["label"] == WAGER]
         for bar in SWEPT:
             kept = found[found.confidence >= bar]
+            stacks = kept[np.isin(kept.labels, [WAGER])]
+            kept = kept[~np.isin(kept.labels, [WAGER])]
             _count_markers(counts[f"{bar}"], kept, Detections.empty(), entry)
             if len(kept) and truth:
                 overlap = iou_matrix(kept, truth) >= 0.5
                 other = np.array([[f != t["label"] for t in truth] for f in kept.labels], bool)
                 counts[f"{bar}"]["other_class"] += int((overlap & other).any(0).sum())
+            hit = iou_matrix(stacks, chips) >= 0.5
+            counts[f"{bar}"]["chips"] += len(chips)
+            counts[f"{bar}"]["chips_found"] += int(hit.any(0).sum())
+            counts[f"{bar}"]["chip_boxes_on_nothing"] += int((~hit.any(1)).sum())
     bar_.close()
     return counts
 
@@ -253,7 +271,8 @@ def main() -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--start", help="with --faces: a face reader checkpoint (.pt) to go on "
-                        "from, its classes the markers' and `none`")  # fmt: skip
+                        "from, its classes the markers' and `none`; else an OBB export to "
+                        "go on from (default: the shipped tile detector)")  # fmt: skip
     args = parser.parse_args()
     datasets = [Path(d) for d in args.data]
     missing = [d for d in datasets if not (d / "annotations.jsonl").is_file()]
@@ -284,7 +303,11 @@ def main() -> int:
         return 0
     data_yaml = prepare_markers(datasets, out, args.seed)
     shown = data_yaml.parent / "images" / "train"
-    start = checkpoint_from_detector(MODELS / "detector.onnx", shown, out / "start.pt")
+    shipped = Path(args.start) if args.start else MODELS / "detector.onnx"
+    if not shipped.is_file():
+        print(f"--start: no export {shipped}", file=sys.stderr)
+        return 2
+    start = checkpoint_from_detector(shipped, shown, out / "start.pt")
     model = train_markers(data_yaml, out, args.hours, start, args.device)
     print(json.dumps({"model": str(model)}))
     return 0
