@@ -38,7 +38,7 @@ from vision.detector import (
     MarkerWatch,
     Reader,
 )
-from vision.labels import CLASS_ID, CLASSES, CONTEXT, FACES, MARKERS
+from vision.labels import CLASS_ID, CLASSES, CONTEXT, FACES, MARKERS, WAGER
 from vision.synth.dataset import render_sample
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
@@ -106,6 +106,15 @@ def _count_markers(counts: dict[str, int], found: Detections, faces: Detections,
     counts["on_nothing"] += int((~hit.any(1)).sum())
 
 
+def _count_chips(counts: dict[str, int], found: Detections, entry: dict) -> None:  # type: ignore[type-arg]
+    """Stacks of chips (`wager`): each true one found at IoU >= 0.5, each box on none."""
+    truth = [o for o in entry["objects"] if o["labelled"] and o["label"] == WAGER]
+    hit = iou_matrix(found, truth) >= 0.5
+    counts["total"] += len(truth)
+    counts["found"] += int(hit.any(0).sum())
+    counts["on_nothing"] += int((~hit.any(1)).sum())
+
+
 def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None = None,
              markers: MarkerDetector | None = None) -> dict:  # type: ignore[type-arg]  # fmt: skip
     """The detector and reader on every frame, and the marker detector where given (as the
@@ -120,6 +129,7 @@ def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None =
     fit: dict[str, list[float]] = {"faces": [], "dice": []}  # IoU of each found object's box
     still = {"faces": [0, 0], "dice": [0, 0]}  # (right, total) in frames without motion blur
     context = {"total": 0, "right": 0, "on_nothing": 0, "read_as_faces": 0}
+    chips = {"total": 0, "found": 0, "on_nothing": 0}
     timings, marker_timings = [], []
     for entry in tqdm(entries, desc="evaluating", unit="img"):
         image = cv2.imread(str(data / entry["image"]))
@@ -133,6 +143,7 @@ def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None =
         is_marker = np.array([label in MARKERS for label in found.labels], bool)
         is_face = np.array([label in FACES for label in found.labels], bool)
         _count_markers(context, found[is_marker], found[is_face], entry)
+        _count_chips(chips, found[np.isin(found.labels, [WAGER])], entry)
         found = found[~np.isin(found.labels, CONTEXT)]  # the markers' and the chips' boxes
         truth = [o for o in entry["objects"] if o["labelled"] and o["label"] in CLASS_ID]
         for t in truth:
@@ -201,6 +212,9 @@ def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None =
         "markers_found_right": context["right"] / max(context["total"], 1),
         "marker_boxes_on_nothing": context["on_nothing"],
         "markers_read_as_faces": context["read_as_faces"],
+        "chips": chips["total"],
+        "chips_found": chips["found"] / max(chips["total"], 1),
+        "chip_boxes_on_nothing": chips["on_nothing"],
         "ms_per_frame_in_eval": 1000 * float(np.median(timings)),
         "ms_per_marker_look_in_eval": 1000 * float(np.median(marker_timings))
         if marker_timings
@@ -605,8 +619,9 @@ def _dice_model(m: dict) -> str:  # type: ignore[type-arg]
 def _markers_models(m: dict) -> str:  # type: ignore[type-arg]
     if m.get("ms_per_marker_look") is None:
         return ""
-    return (", and for the round's markers `models/markers.onnx` (YOLO11n-OBB, 4 classes) with"
-            " `models/marker-faces.onnx` (YOLO11n-cls, 5 classes)")  # fmt: skip
+    classes = len(m.get("marker_classes", range(4)))
+    return (f", and for the round's markers `models/markers.onnx` (YOLO11n-OBB, {classes} classes)"
+            " with `models/marker-faces.onnx` (YOLO11n-cls, 5 classes)")  # fmt: skip
 
 
 def _markers_bullet(m: dict) -> str:  # type: ignore[type-arg]
@@ -627,8 +642,19 @@ def _markers_bullet(m: dict) -> str:  # type: ignore[type-arg]
   plaques boxed as face-up tiles {m["markers_read_as_faces"]} (without the marker detector
   {before["markers_read_as_faces"]}), face boxes on no labelled object {m["face_boxes_on_nothing"]}
   ({before["face_boxes_on_nothing"]}), faces found and read right
-  {100 * m["tile_face_accuracy"]:.2f}% ({100 * before["tile_face_accuracy"]:.2f}%).
+  {100 * m["tile_face_accuracy"]:.2f}% ({100 * before["tile_face_accuracy"]:.2f}%).{_chips_line(m)}
 """
+
+
+def _chips_line(m: dict) -> str:  # type: ignore[type-arg]
+    """Stacks of chips, where the marker detector has their class (`wager`): who banks."""
+    if "wager" not in m.get("marker_classes", ()):
+        return ""
+    return f"""
+  The same detector finds stacks of chips (`wager`: on the betting boxes, and a
+  player-banker's capital in the centre circle), which say who banks (`docs/rounds.md`): of the
+  test set's {m["chips"]} stacks it finds {100 * m["chips_found"]:.1f}% (IoU >= 0.5), with
+  {m["chip_boxes_on_nothing"]} chip boxes on no stack."""
 
 
 def _flatness_section(f: dict | None) -> str:  # type: ignore[type-arg]
@@ -821,6 +847,8 @@ def main() -> None:
     detector = Detector()
     markers = MarkerDetector() if MARKERS_MODEL.exists() else None
     result = {**reading, **evaluate(args.data, detector, reader, markers=markers)}
+    if markers is not None:
+        result["marker_classes"] = list(markers.names.values())
     loose = evaluate(args.data, Detector(refiner=None), reader)
     result["without_refiner"] = {k: loose[k] for k in (
         "map50", "map50_95", "tile_face_found", "tile_face_accuracy", "dice_found",
