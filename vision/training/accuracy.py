@@ -679,8 +679,10 @@ def _who_banks_lines(told: list[Outcome]) -> list[str]:
         these = [o for o in told if o.bank == bank]
         if these:
             right = sum(o.bank_read == bank for o in these)
-            unknown = sum(o.bank_read is None for o in these)
-            parts.append(f"{bank} {right} of {len(these)} ({unknown} not known)")
+            unknown = Counter(o.rules for o in these if o.bank_read is None)
+            where = ", ".join(f"{n} {rules}" for rules, n in sorted(unknown.items()))
+            parts.append(f"{bank} {right} of {len(these)} ({unknown.total()} not known"
+                         f"{': ' + where if where else ''})")  # fmt: skip
     wrong = sum(o.bank_read is not None and o.bank_read != o.bank for o in told)
     return [f"- Who banks, in the record: {'; '.join(parts)}; said wrong in {wrong}."]
 
