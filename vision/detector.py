@@ -513,16 +513,18 @@ class MarkerWatch:
         self.every_s = every_s
         self.due = float("-inf")
         self.seen = Detections.empty()
+        self.plaques = np.zeros((0, 4, 2))
+        """The corners of the plaques among `seen`: what a tile or die box is dropped on."""
 
     def watch(self, t: float, image: NDArray[np.uint8], detections: Detections) -> Detections:
         looked = t >= self.due
         if looked:
             self.seen = self.detector.detect(image)
+            self.plaques = self.seen.corners[np.isin(self.seen.labels, MARKERS)]
             self.due = t + self.every_s
-        plaques = self.seen[np.isin(self.seen.labels, MARKERS)] if len(self.seen) else self.seen
-        if len(plaques) and len(detections):
+        if len(self.plaques) and len(detections):
             dice = np.array([label.startswith("die") for label in detections.labels], bool)
-            detections = detections[~_on_markers(detections.corners, dice, plaques.corners)]
+            detections = detections[~_on_markers(detections.corners, dice, self.plaques)]
         return (
             Detections.concat([detections, _alongside(self.seen, detections)])
             if looked

@@ -110,9 +110,9 @@ def _count_chips(counts: dict[str, int], found: Detections, entry: dict) -> None
     """Stacks of chips (`wager`): each true one found at IoU >= 0.5, each box on none."""
     truth = [o for o in entry["objects"] if o["labelled"] and o["label"] == WAGER]
     hit = iou_matrix(found, truth) >= 0.5
-    counts["total"] += len(truth)
-    counts["found"] += int(hit.any(0).sum())
-    counts["on_nothing"] += int((~hit.any(1)).sum())
+    counts["chips"] += len(truth)
+    counts["chips_found"] += int(hit.any(0).sum())
+    counts["chip_boxes_on_nothing"] += int((~hit.any(1)).sum())
 
 
 def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None = None,
@@ -129,7 +129,7 @@ def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None =
     fit: dict[str, list[float]] = {"faces": [], "dice": []}  # IoU of each found object's box
     still = {"faces": [0, 0], "dice": [0, 0]}  # (right, total) in frames without motion blur
     context = {"total": 0, "right": 0, "on_nothing": 0, "read_as_faces": 0}
-    chips = {"total": 0, "found": 0, "on_nothing": 0}
+    chips = {"chips": 0, "chips_found": 0, "chip_boxes_on_nothing": 0}
     timings, marker_timings = [], []
     for entry in tqdm(entries, desc="evaluating", unit="img"):
         image = cv2.imread(str(data / entry["image"]))
@@ -212,9 +212,9 @@ def evaluate(data: Path, detector: Detector, reader: Reader, limit: int | None =
         "markers_found_right": context["right"] / max(context["total"], 1),
         "marker_boxes_on_nothing": context["on_nothing"],
         "markers_read_as_faces": context["read_as_faces"],
-        "chips": chips["total"],
-        "chips_found": chips["found"] / max(chips["total"], 1),
-        "chip_boxes_on_nothing": chips["on_nothing"],
+        "chips": chips["chips"],
+        "chips_found": chips["chips_found"] / max(chips["chips"], 1),
+        "chip_boxes_on_nothing": chips["chip_boxes_on_nothing"],
         "ms_per_frame_in_eval": 1000 * float(np.median(timings)),
         "ms_per_marker_look_in_eval": 1000 * float(np.median(marker_timings))
         if marker_timings

@@ -230,7 +230,7 @@ def sweep(model: Path, faces: Path | None, data: Path) -> dict[str, dict[str, in
     where the model has the class) are counted apart, found and boxed on nothing."""
     from vision.detections import Detections, iou_matrix
     from vision.detector import MarkerDetector
-    from vision.training.evaluate import _count_markers
+    from vision.training.evaluate import _count_chips, _count_markers
 
     detector = MarkerDetector(model, faces, confidence=min(SWEPT))
     counts = {f"{bar}": {"total": 0, "right": 0, "on_nothing": 0, "read_as_faces": 0,
@@ -242,7 +242,6 @@ def sweep(model: Path, faces: Path | None, data: Path) -> dict[str, dict[str, in
         bar_.update()
         found = detector.detect(cv2.imread(str(data / entry["image"])))
         truth = [o for o in entry["objects"] if o["labelled"] and o["label"] in MARKERS]
-        chips = [o for o in entry["objects"] if o["labelled"] and o["label"] == WAGER]
         for bar in SWEPT:
             kept = found[found.confidence >= bar]
             stacks = kept[np.isin(kept.labels, [WAGER])]
@@ -252,10 +251,7 @@ def sweep(model: Path, faces: Path | None, data: Path) -> dict[str, dict[str, in
                 overlap = iou_matrix(kept, truth) >= 0.5
                 other = np.array([[f != t["label"] for t in truth] for f in kept.labels], bool)
                 counts[f"{bar}"]["other_class"] += int((overlap & other).any(0).sum())
-            hit = iou_matrix(stacks, chips) >= 0.5
-            counts[f"{bar}"]["chips"] += len(chips)
-            counts[f"{bar}"]["chips_found"] += int(hit.any(0).sum())
-            counts[f"{bar}"]["chip_boxes_on_nothing"] += int((~hit.any(1)).sum())
+            _count_chips(counts[f"{bar}"], stacks, entry)
     bar_.close()
     return counts
 
@@ -301,12 +297,12 @@ def main() -> int:
         shutil.copyfile(exported, out / "marker-faces.onnx")
         print(json.dumps({"model": str(out / "marker-faces.onnx")}))
         return 0
-    data_yaml = prepare_markers(datasets, out, args.seed)
-    shown = data_yaml.parent / "images" / "train"
     shipped = Path(args.start) if args.start else MODELS / "detector.onnx"
     if not shipped.is_file():
         print(f"--start: no export {shipped}", file=sys.stderr)
         return 2
+    data_yaml = prepare_markers(datasets, out, args.seed)
+    shown = data_yaml.parent / "images" / "train"
     start = checkpoint_from_detector(shipped, shown, out / "start.pt")
     model = train_markers(data_yaml, out, args.hours, start, args.device)
     print(json.dumps({"model": str(model)}))
