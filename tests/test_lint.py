@@ -57,3 +57,19 @@ def test_constraints_pin_the_runtime_as_installed() -> None:
         assert name in pins, f"{name} is not pinned"
         assert needed.specifier.contains(pins[name]), f"{name}=={pins[name]} outside {needed}"
         assert version(name) == pins[name], f"{name} {version(name)} installed, {pins[name]} pinned"
+
+
+def test_every_planted_bug_still_finds_its_line(tmp_path: Path) -> None:
+    """The planted-bug pass (after the suite, in `.ci/run`) plants each bug by replacing one
+    line; a refactor that moves the line would stop that pass. Checked here in a second, and
+    checked to fail on a file that lost one."""
+    import runpy
+
+    planted = runpy.run_path(str(ROOT / "scripts/planted_bugs.py"), run_name="planted_bugs")
+    assert planted["misplaced"](planted["BUGS"]) == []
+    bug = planted["BUGS"][0]
+    (tmp_path / bug.path).parent.mkdir(parents=True)
+    (tmp_path / bug.path).write_text("nothing of the original here\n")
+    assert planted["misplaced"]([bug], tmp_path) == [
+        f"{bug.name}: {bug.path} no longer holds its line once"
+    ]
