@@ -470,9 +470,16 @@ BUGS = (
     Bug(
         "a-box-out-of-play-expected-whole",
         "vision/follow/hands.py",
-        "        return 0 if zone is None or played else 4",
+        "        return 0 if zone is None or played else max(4, 2 * round_.off_stacks)",
         "        return 0",
         ("tests/test_follow.py", "-k", "marked_off"),
+    ),
+    Bug(
+        "a-hand-set-aside-not-counted-by-its-stacks",
+        "vision/follow/delivery.py",
+        "        if not round_.off_streak.update(len(stacks) > BLOCK_STACKS, t):",
+        "        if not round_.off_streak.update(len(stacks) > BLOCK_STACKS + 1, t):",
+        ("tests/test_follow.py", "-k", "counted_by_its_stacks"),
     ),
     Bug(
         "enrolment-blind-to-another-sets-look",

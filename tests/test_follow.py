@@ -1931,3 +1931,18 @@ def test_a_box_marked_off_has_its_hand_set_aside(
     assert outcome.off_box == off_box and outcome.off_right
     assert outcome.raised == ([injected] if injected else [])
     assert outcome.hands_exact == outcome.hands_checked == (8 if injected else 7)
+
+
+@pytest.mark.parametrize(
+    ("seed", "rules", "off_box"),
+    [(1470077, "nz-1998", 7), (1470082, "mbs-2020", 8)],
+    ids=["a tile dealt into the hand set aside", "a tile dealt out of it"],
+)
+def test_a_hand_set_aside_is_counted_by_its_stacks(seed: int, rules: str, off_box: int) -> None:
+    """The box out of play's hand is never exposed, so it is counted as dealt: a third stack
+    there is a fifth tile, and the hand in play a tile short is `wrong-hand-size`, not a tile
+    missing from the set (1440225); a tile dealt out of it shows as a hand of five in play."""
+    outcome = run_round((seed, rules, "wrong-hand-size", "labels", (1280, 720), None, True))
+    assert outcome.off_box == off_box and outcome.off_right
+    assert outcome.raised == ["wrong-hand-size"]
+    assert outcome.hands_exact == outcome.hands_checked == 6

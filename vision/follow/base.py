@@ -199,6 +199,10 @@ class Round:
     """Length and width (mm) of every tile box in the hands, face up or down, frame by frame
     since the exposure began: what this table's own set measures (`HandsPhase._judge_size`)."""
     short_hands: dict[str, int] = field(default_factory=dict)
+    off_stacks: int = 0
+    """The most face-down stacks seen in the box out of play's zone, `ROUND.steady` frames
+    running, once more than a block's two were (`DeliveryPhase._count_off_box`); else 0."""
+    off_streak: Streak = field(default_factory=lambda: Streak(ROUND.steady))
     searches: dict[str, Search] = field(default_factory=dict)
     """Zone -> the search for an object no model boxed beside its short hand (`unboxed`)."""
     closed_checks: bool = False

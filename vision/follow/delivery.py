@@ -188,6 +188,11 @@ class CarriedSettings:
 
 CARRIED = CarriedSettings()
 
+BLOCK_STACKS = 2
+"""Stacks a block of four lies in once dealt: two tiles side by side, two high (MBS 3.5: eight
+stacks of four; the top layer over the bottom, App. D). A box showing more holds more than
+four tiles."""
+
 
 class StackSighting(NamedTuple):
     """A stack's box in one frame: where it lies on the table, how sure the detector is of it
@@ -263,6 +268,37 @@ class DeliveryPhase(FollowerBase):
         if round_.places and round_.first_seen is not None:
             self._check_stacks(t, out)
             self._trace_blocks(t, out)
+
+    def _count_off_box(self, t: float, view: View, out: list[Raised]) -> None:
+        """The hand of the box out of play is set aside face down and never exposed, so it is
+        counted as it lies once dealt: more than `BLOCK_STACKS` stacks there, held
+        `ROUND.steady` frames, is a fifth tile at least, `wrong-hand-size` at that box, and a
+        hand in play short by it is no tile missing (`HandsPhase._set_aside`). A stack of one
+        shows the same top as a stack of two: a tile short there is unseeable from above."""
+        round_ = self.round
+        assert round_ is not None
+        if self.off_box is None:
+            return
+        zone = f"p{self.off_box}"
+        stacks = [sure for _, z, sure in view.backs_xy if z == zone]
+        if not round_.off_streak.update(len(stacks) > BLOCK_STACKS, t):
+            return
+        round_.off_stacks = max(round_.off_stacks, len(stacks))
+        least, most = 2 * round_.off_stacks - 1, 2 * round_.off_stacks
+        self._alert(
+            out,
+            K.WRONG_HAND_SIZE,
+            self.off_box,
+            f"4 tiles set aside, {BLOCK_STACKS} stacks of two",
+            f"{round_.off_stacks} stacks: {least} or {most} tiles",
+            round_.off_streak.since,
+            t,
+            min(stacks),
+            zone,
+            summary=f"Box {self.off_box} is marked Off and its hand is to be set "
+            f"aside, but it was dealt {round_.off_stacks} stacks ({least} or {most} tiles) where "
+            f"a hand lies in {BLOCK_STACKS}; a hand is 4.",
+        )
 
     def _first_position(self, position: int, since: float, t: float, out: list[Raised]) -> None:
         round_ = self.round

@@ -273,6 +273,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
                 self._enter(Phase.SETTING, self.to_setting.since)
         if phase in (Phase.DELIVERY, Phase.SETTING):
             self._watch_carried(t, view, out)
+            self._count_off_box(t, view, out)
         # A hand turned face up ends the setting, and the delivery too where a stray box kept
         # the follower from seeing it end (a tile exposed while dealing is one face, not two).
         dealt = phase == Phase.SETTING or (phase == Phase.DELIVERY and not view.backs.get("stack"))

@@ -256,11 +256,13 @@ class HandsPhase(FollowerBase):
 
     def _set_aside(self) -> int:
         """Tiles not to be seen face up: the hand of the box out of play, set aside unplayed,
-        unless it was exposed (`K.OFF_BOX_PLAYED`)."""
+        unless it was exposed (`K.OFF_BOX_PLAYED`): four, or as many as the stacks it was
+        dealt can hold (`DeliveryPhase._count_off_box`), so that a hand in play short by a
+        tile dealt there is told as `wrong-hand-size`, not as a tile missing."""
         round_, zone = self.round, self._off_zone()
         assert round_ is not None
         played = zone in round_.watches and round_.watches[zone].final is not None
-        return 0 if zone is None or played else 4
+        return 0 if zone is None or played else max(4, 2 * round_.off_stacks)
 
     def _axis(self, zone: str) -> NDArray[np.float64]:
         polygon = self.locate.zones[zone]

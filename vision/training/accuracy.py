@@ -179,7 +179,15 @@ def evidence_time(studio: Studio, kind: str) -> float:
         return sorted(exposed[p] for p in holders)[-1]
     if kind == "wrong-hand-size":  # a hand of five shows it; one of three may be a tile missing
         sizes = found["sizes"].items()  # type: ignore[attr-defined]
-        return next(exposed[int(p)] for p, size in sizes if size > 4)
+        over = next(int(p) for p, size in sizes if size > 4)
+        if over in exposed:
+            return exposed[over]
+        # the box out of play's, never exposed: its third stack shows once both the tile and
+        # the box's own block have landed
+        assert plan.moved_tile is not None
+        layer, stack = plan.cells[plan.moved_tile[0]]
+        own = plan.group_positions.index(over) + 1
+        return tl.delivery + max(plan.grid[layer][stack], own) * DELIVERY_EACH
     if kind == "missing-tile":
         return max(exposed.values())
     if kind == "off-box-played":  # the box out of play's hand is turned face up
