@@ -5,9 +5,9 @@ whose hand is set aside face down unplayed (MBS 3.12) and so never read.
 
 Simulated rounds from the simulator's labels at 1280x720 (with `--pixels`: the shipped models
 at 1920x1080, looking again only where the frame changed, markers read from pixels), NZ and MBS
-in turn, each drawing who
-banks, its cut and its box out of play as its rule book has them chosen (the follower told only
-the table's configuration, as `vision.training.accuracy --context`). Seeds are taken in order
+in turn, each drawing who banks, its cut and its box out of play as its rule book has them
+chosen (the follower told only the table's configuration, as `vision.training.accuracy
+--context`). Seeds are taken in order
 from `--first-seed`, kept where the round has a box out of play and, for the irregular rounds,
 where the `wrong-hand-size` plan moves a tile into that box's hand ("into": five set aside, a
 hand in play of three) or out of it ("out of": three set aside, a hand in play of five); a third
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from rules import Irregularity  # noqa: E402
 from vision.progress import each  # noqa: E402
 from vision.synth.round import plan_round  # noqa: E402
-from vision.training.accuracy import Outcome, run_round  # noqa: E402
+from vision.training.accuracy import run_round  # noqa: E402
 
 BOOKS = ("nz-1998", "mbs-2020")
 KIND = Irregularity.WRONG_HAND_SIZE.value
@@ -62,10 +62,6 @@ def jobs(rounds: int, first: int, pixels: bool) -> Iterator[tuple[str, tuple]]: 
         seed += 1
 
 
-def follow(job: tuple) -> Outcome:  # type: ignore[type-arg]
-    return run_round(job)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=40)
@@ -76,9 +72,12 @@ def main() -> int:
     if args.rounds < 3:
         print("error: --rounds must be at least 3 (into, out of and clean)", file=sys.stderr)
         return 2
+    if args.first_seed < 0 or args.workers < 1:
+        print("error: --first-seed must be 0 or more and --workers 1 or more", file=sys.stderr)
+        return 2
     planned = list(jobs(args.rounds, args.first_seed, args.pixels))
     with ProcessPoolExecutor(args.workers) as pool:
-        outcomes = list(each(pool.map(follow, [j for _, j in planned]), len(planned), "rounds",
+        outcomes = list(each(pool.map(run_round, [j for _, j in planned]), len(planned), "rounds",
                              "round"))  # fmt: skip
     print(f"seeds {planned[0][1][0]}-{planned[-1][1][0]}")
     for case in CASES:
