@@ -295,6 +295,10 @@ class FollowerBase:
         box = tuple(int(v) for v in self.locate.image_box(zone))
         out.append(Raised(alert, self._evidence(zone, whole_frame), box))  # type: ignore[arg-type]
 
+    def _off_zone(self) -> str | None:
+        """The zone of the box out of play, if any."""
+        return None if self.off_box is None else f"p{self.off_box}"
+
     def _evidence(self, zone: str, whole_frame: bool) -> NDArray[np.uint8] | None:
         if self.image is None:
             return None

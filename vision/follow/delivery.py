@@ -275,11 +275,10 @@ class DeliveryPhase(FollowerBase):
         `ROUND.steady` frames, is a fifth tile at least, `wrong-hand-size` at that box, and a
         hand in play short by it is no tile missing (`HandsPhase._set_aside`). A stack of one
         shows the same top as a stack of two: a tile short there is unseeable from above."""
-        round_ = self.round
+        round_, zone = self.round, self._off_zone()
         assert round_ is not None
-        if self.off_box is None:
+        if zone is None:
             return
-        zone = f"p{self.off_box}"
         stacks = [sure for _, z, sure in view.backs_xy if z == zone]
         if not round_.off_streak.update(len(stacks) > BLOCK_STACKS, t):
             return

@@ -251,9 +251,6 @@ class HandsPhase(FollowerBase):
                 "cannot: a tile of another set?",
             )
 
-    def _off_zone(self) -> str | None:
-        return None if self.off_box is None else f"p{self.off_box}"
-
     def _set_aside(self) -> int:
         """Tiles not to be seen face up: the hand of the box out of play, set aside unplayed,
         unless it was exposed (`K.OFF_BOX_PLAYED`): four, or as many as the stacks it was
