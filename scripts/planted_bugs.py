@@ -362,6 +362,13 @@ BUGS = (
         ("tests/test_follow.py", "-k", "lifted_for_another"),
     ),
     Bug(
+        "one-stack-block-traced-to-two-stacks",
+        "vision/follow/delivery.py",
+        "    one_stack_agree: int = 2",
+        "    one_stack_agree: int = 1",
+        ("tests/test_follow.py", "-k", "lifted_elsewhere"),
+    ),
+    Bug(
         "enrolment-blind-to-a-face-twice",
         "vision/enrol.py",
         "        problems += twins(seen) if embedding is not None else []",

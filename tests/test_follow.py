@@ -970,6 +970,10 @@ COLUMNS = [27.0 * k for k in range(8)]
         ([[35.0, 54.0], [89.0, 108.0]], {1, 3}, []),  # right, a third of a pitch off (pixels)
         # 700104 from pixels: one line on another stack, one past the row's end by the group's
         ([[150.0, 187.6], [37.5], [-23.5]], {0, 1, 6}, []),
+        # 1530004 from pixels: a one-stack group's two sightings half a pitch off two stacks
+        ([[120.0], [147.0]], {3}, []),
+        ([[120.0], [147.0], [137.0]], {3}, [4, 5, 5]),  # two of three at one stack
+        ([[0.0], [189.0]], {1, 6}, [0, 7]),  # a two-stack group's block: one at each
     ],
     ids=[
         "right",
@@ -983,6 +987,9 @@ COLUMNS = [27.0 * k for k in range(8)]
         "interleaved, right",
         "interleaved, near",
         "past the row's end",
+        "one stack, two stacks pointed at",
+        "one stack, two agree",
+        "two stacks, one each",
     ],
 )
 def test_a_block_is_lifted_elsewhere_when_most_sightings_agree_on_another_stack(

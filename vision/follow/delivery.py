@@ -81,6 +81,13 @@ class CutSettings:
     fits_better: float = 0.3
     """Stack pitches by which, on average, a block's sightings must fit that other group's stacks
     better than its own: swapped blocks with labels 0.31 (700255, one stack more) to 0.99."""
+    one_stack_agree: int = 2
+    """Sightings pointing away (`_lifted_elsewhere`) that must point at one and the same stack
+    where the group takes one stack whole: its block is lifted from one place. From pixels, two
+    sightings on lines meeting the row at sine 0.54-0.59 pointed at two neighbouring stacks for
+    such a group, each line about half a pitch off the stack it came from, in clean rounds
+    1500142 (a false `wrong-cut-order`) and 1530004 (the cut named wrong); the one true trace
+    of such a group in the 40 swap rounds from 1540000 had both at one stack."""
     fits_together: int = 3
     """Sightings of a block in flight (`_lifted_for_another`) its fit is averaged over: an
     average of two is one or two frames of a fast flight, and from pixels a block's tiles in
@@ -730,7 +737,8 @@ def _lifted_elsewhere(
     from its stack beside one that traced right, a false alert). A line that ends beyond the
     row's end, nearest a stack of the group, points at no other stack (700104 from pixels: a
     line 0.87 pitch past the group's end stack counted as lifted from that stack, a false
-    alert)."""
+    alert). A group's one whole stack is lifted from one place, so some of its sightings must
+    point at one stack (`CUT.one_stack_agree`)."""
     pitch = float(np.median(np.diff(columns)))
     weight, away = 0.0, []
     for seen, sure, traced in homes:
@@ -742,9 +750,12 @@ def _lifted_elsewhere(
         origin = int(np.argmin([abs(line.at(s, ahead) - c) for s, c in enumerate(columns)]))
         if origin not in stacks and _apart(line, columns, stacks, ahead) >= CUT.trace_apart * pitch:
             away.append((seen, sure, origin))
-    most = [origin for origin, _ in Counter(o for _, _, o in away).most_common(len(stacks))]
+    pointed = Counter(origin for _, _, origin in away)
+    most = [origin for origin, _ in pointed.most_common(len(stacks))]
     agreed = [a for a in away if any(abs(a[2] - o) <= 1 for o in most)]
     if len(agreed) < 2 or 2 * sum(sure for _, sure, _ in agreed) <= weight:
+        return []
+    if len(stacks) == 1 and pointed[most[0]] < CUT.one_stack_agree:
         return []
     return agreed
 
