@@ -86,8 +86,9 @@ class CutSettings:
     where the group takes one stack whole: its block is lifted from one place. From pixels, two
     sightings on lines meeting the row at sine 0.54-0.59 pointed at two neighbouring stacks for
     such a group, each line about half a pitch off the stack it came from, in clean rounds
-    1500142 (a false `wrong-cut-order`) and 1530004 (the cut named wrong); the one true trace
-    of such a group in the 40 swap rounds from 1540000 had both at one stack."""
+    1500142 (a false `wrong-cut-order`) and 1530004 (the cut named wrong). Over the 234 fresh
+    rounds of 1550000 from pixels it dropped 5 of 1,347 trace breaches, each right but not
+    the last evidence against its cut: no outcome changed (`benchmarks/trace_breaches.py`)."""
     fits_together: int = 3
     """Sightings of a block in flight (`_lifted_for_another`) its fit is averaged over: an
     average of two is one or two frames of a fast flight, and from pixels a block's tiles in
