@@ -616,7 +616,7 @@ def test_each_object_of_a_display_is_boxed_once(
 
 @pytest.mark.parametrize(
     ("away", "whole"),
-    [({}, True), ({5: 0.3}, True), ({5: 0.5}, False), ({5: 0.5, 6: 0.5}, False)],
+    [({}, True), ({5: 0.2}, True), ({5: 0.5}, False), ({5: 0.5, 6: 0.5}, False)],
     ids=["one-set", "a-little-off", "one-foreign", "two-foreign"],
 )
 def test_a_display_is_refused_for_a_tile_whose_look_lies_outside_the_set(
@@ -625,6 +625,26 @@ def test_a_display_is_refused_for_a_tile_whose_look_lies_outside_the_set(
     enrolment = enrolled(list(DISPLAY_ORDER), looks=set_looks(32, away))
     assert enrolment.whole == whole, enrolment.problems
     assert sum("another set's tile" in p for p in enrolment.problems) == (0 if whole else len(away))
+
+
+@pytest.mark.parametrize(
+    ("away", "named"),
+    [
+        ({}, []),
+        ({5: 0.2}, []),  # a little off its copy: one maker's
+        ({5: 0.35}, ["place 5 and place 6 (4-4)"]),  # near the set, far from its copy
+        ({4: 0.35, 5: 0.35}, []),  # both copies alike, off the rest (a light set's 4-4s)
+        ({25: 0.35}, []),  # a face held once has no copy to be unlike
+    ],
+    ids=["one-set", "a-little-off", "unlike-its-copy", "copies-alike", "no-copy"],
+)
+def test_a_display_is_refused_where_a_faces_two_copies_look_unlike(
+    away: dict[int, float], named: list[str]
+) -> None:
+    enrolment = enrolled(list(DISPLAY_ORDER), looks=set_looks(32, away))
+    unlike = [p for p in enrolment.problems if "look unlike each other" in p]
+    assert [p.split(" look unlike")[0] for p in unlike] == named, enrolment.problems
+    assert enrolment.whole == (not named), enrolment.problems
 
 
 @pytest.mark.parametrize(

@@ -14,10 +14,11 @@ issue 37).
 
 Written to `--out`: `enrolment.json` (the counts), `problems.txt` (why each display was refused)
 and `tiles.jsonl` (each display's tiles: place, placed face, reading, how sure, the reader's
-chance of the placed face, the face laid at that place in order), from which enrolment's bars
-are chosen, and `play.jsonl` (each enrolled set: how many of its display's tiles the reader read
-as placed, and its play tiles read right at each weight of the set), from which `SET_WEIGHT` is
-chosen.
+chance of the placed face, the face laid at that place in order, how far its set look lies from
+the rest's and from its copy's; what is wrong with the display), from which enrolment's bars
+are chosen, and `play.jsonl` (each enrolled set: how many of its display's tiles the reader
+read as placed, and its play tiles read right at each weight of the set), from which
+`SET_WEIGHT` is chosen.
 
 `python3 -m vision.training.enrolment --readers runs/cpu --displays 20 --out runs/enrol`: the
 five families, each with its left-out reader; `--families house --detector` (no `--readers`):
@@ -39,7 +40,15 @@ import numpy as np
 from vision.crops import cut
 from vision.detections import Detections
 from vision.detector import REFINERS, Detector, Reader, Refiner
-from vision.enrol import FACE_NAMES, Enrolment, KnownSet, columns, enrol, enrol_found
+from vision.enrol import (
+    FACE_NAMES,
+    Enrolment,
+    KnownSet,
+    columns,
+    enrol,
+    enrol_found,
+    look_distance,
+)
 from vision.progress import each
 from vision.synth.appearance import FAMILIES, dress, finish, looks_named, shadow_strength
 from vision.synth.dataset import LAYOUT, _cloth, cloth_styles
@@ -217,7 +226,9 @@ def measure(
             for problem in enrolment.problems:
                 problems.append(f"{family} {seed} {key}: {problem}")
             with tiles.open("a") as written:
-                line = _display_line(family, seed, key, enrolment, laid)
+                line = _display_line(family, seed, key, enrolment, laid) | {
+                    "fault": shown.fault_detail
+                }
                 written.write(json.dumps(line) + "\n")
             if case == "whole" and arrangement == "rows" and enrolment.whole:
                 known = KnownSet.of(enrolment)
@@ -258,9 +269,22 @@ def _display_line(
     family: str, seed: int, case: str, enrolment: Enrolment, laid: dict[int, str]
 ) -> dict[str, object]:
     """One display's verdict and each of its tiles: place, placed face, reading, how sure, the
-    reader's chance of the placed face, and the face the dealer laid at that place (`laid`):
-    the truth only where the display is laid in order, for a scattered one's places are the
-    finder's guess, not the dealer's."""
+    reader's chance of the placed face, the face the dealer laid at that place (`laid`): the
+    truth only where the display is laid in order, for a scattered one's places are the
+    finder's guess, not the dealer's), how far its set look lies from the rest of the
+    display's (`vision.enrol.outsiders`) and from its copy's, the other tile enrolled as its
+    face (None without the set-look model or a copy)."""
+    looks = [t.look for t in enrolment.tiles]
+    far: list[float | None] = [None] * len(looks)
+    copy: list[float | None] = [None] * len(looks)
+    if looks and all(look is not None for look in looks):
+        held = np.stack(looks)  # type: ignore[arg-type]
+        far = [round(float(d), 4) for d in look_distance(held, held, leave_out=True)]
+        faces = [t.face for t in enrolment.tiles]
+        for k, face in enumerate(faces):
+            others = [j for j, other in enumerate(faces) if other == face and j != k]
+            if others:
+                copy[k] = round(float(1.0 - held[k] @ held[others].mean(0)), 4)
     return {
         "family": family,
         "seed": seed,
@@ -275,8 +299,10 @@ def _display_line(
                 round(t.read_score, 6),
                 t.placed_score,
                 laid.get(t.place or 0),
+                distance,
+                from_copy,
             ]
-            for t in enrolment.tiles
+            for t, distance, from_copy in zip(enrolment.tiles, far, copy, strict=True)
         ],
     }
 
