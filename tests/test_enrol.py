@@ -616,8 +616,22 @@ def test_each_object_of_a_display_is_boxed_once(
 
 @pytest.mark.parametrize(
     ("away", "whole"),
-    [({}, True), ({5: 0.2}, True), ({5: 0.5}, False), ({5: 0.5, 6: 0.5}, False)],
-    ids=["one-set", "a-little-off", "one-foreign", "two-foreign"],
+    [
+        ({}, True),
+        ({5: 0.2}, True),
+        ({5: 0.5}, False),
+        ({5: 0.5, 6: 0.5}, False),
+        ({25: 0.2}, True),  # the 2-6, a face held once: no copy vouches for it
+        ({25: 0.3}, False),
+    ],
+    ids=[
+        "one-set",
+        "a-little-off",
+        "one-foreign",
+        "two-foreign",
+        "held-once-near",
+        "held-once-off",
+    ],
 )
 def test_a_display_is_refused_for_a_tile_whose_look_lies_outside_the_set(
     away: dict[int, float], whole: bool
@@ -634,7 +648,7 @@ def test_a_display_is_refused_for_a_tile_whose_look_lies_outside_the_set(
         ({5: 0.2}, []),  # a little off its copy: one maker's
         ({5: 0.35}, ["place 5 and place 6 (4-4)"]),  # near the set, far from its copy
         ({4: 0.35, 5: 0.35}, []),  # both copies alike, off the rest (a light set's 4-4s)
-        ({25: 0.35}, []),  # a face held once has no copy to be unlike
+        ({25: 0.2}, []),  # a face held once has no copy to be unlike
     ],
     ids=["one-set", "a-little-off", "unlike-its-copy", "copies-alike", "no-copy"],
 )
