@@ -371,7 +371,7 @@ BUGS = (
     Bug(
         "enrolment-blind-to-a-face-of-two-makers",
         "vision/enrol.py",
-        "    problems += unlike_copies(seen)",
+        "    problems += unlike_copies(seen, rest, copy)",
         "",
         ("tests/test_enrol.py", "-k", "copies"),
     ),
@@ -505,7 +505,7 @@ BUGS = (
     Bug(
         "enrolment-blind-to-another-sets-look",
         "vision/enrol.py",
-        "    problems += outsiders(seen)",
+        "    problems += outsiders(seen, rest)",
         "",
         ("tests/test_enrol.py", "-k", "not_whole or look_lies_outside"),
     ),

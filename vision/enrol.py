@@ -458,8 +458,9 @@ def enrol_seen(
         problems += twins(seen) if embedding is not None else []
         problems += out_of_place(seen)
     problems += strangers(seen, [crops[i] for i in up])
-    problems += outsiders(seen)
-    problems += unlike_copies(seen)
+    rest, copy = looks_apart(seen)
+    problems += outsiders(seen, rest)
+    problems += unlike_copies(seen, rest, copy)
     if len(dice) != 3:
         problems.append(f"{len(dice)} dice, a table uses 3")
     return Enrolment(seen, dice, order is not None, tuple(problems))
@@ -725,20 +726,40 @@ def strangers(tiles: tuple[SeenTile, ...], crops: list[NDArray[np.uint8]]) -> li
     return problems
 
 
-def outsiders(tiles: tuple[SeenTile, ...]) -> list[str]:
-    """Tiles whose look lies `LOOK_FAR` or further from the rest of the set's (`SetLook`):
+def looks_apart(
+    tiles: tuple[SeenTile, ...],
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """How far each tile's set look (`SetLook`) lies from the rest of the display's, and from
+    the other copy of its face where the display shows that face twice (1 - cosine); NaN where
+    the tile has no look, fewer than 8 tiles have one, or its face shows no other copy."""
+    rest, copy = np.full(len(tiles), np.nan), np.full(len(tiles), np.nan)
+    judged = [k for k, t in enumerate(tiles) if t.look is not None]
+    if len(judged) < 8:
+        return rest, copy
+    looks = np.stack([tiles[k].look for k in judged])  # type: ignore[misc]
+    rest[judged] = look_distance(looks, looks, leave_out=True)
+    for pair in _copies(tiles, judged):
+        copy[pair] = 1.0 - float(tiles[pair[0]].look @ tiles[pair[1]].look)  # type: ignore[operator]
+    return rest, copy
+
+
+def _copies(tiles: tuple[SeenTile, ...], judged: list[int]) -> list[list[int]]:
+    """The indices of each face's two tiles, for the faces `judged` shows exactly twice."""
+    by_face: dict[str, list[int]] = {}
+    for k in judged:
+        by_face.setdefault(tiles[k].face, []).append(k)
+    return [pair for pair in by_face.values() if len(pair) == 2]
+
+
+def outsiders(tiles: tuple[SeenTile, ...], rest: NDArray[np.float64]) -> list[str]:
+    """Tiles whose look lies `LOOK_FAR` or further from the rest of the set's (`looks_apart`):
     another maker's tile, told by its pips and finish where its body colour is the set's; a
     face the set holds once, which no copy vouches for (`unlike_copies`), at `SINGLE_FAR`."""
-    judged = [t for t in tiles if t.look is not None]
-    if len(judged) < 8:
-        return []
-    looks = np.stack([t.look for t in judged])  # type: ignore[misc]
-    distance = look_distance(looks, looks, leave_out=True)
     problems = []
-    for tile, far in zip(judged, distance, strict=True):
+    for tile, far in zip(tiles, rest, strict=True):
         single = FULL_SET[Tile.parse(tile.face)] == 1
         allowed = SINGLE_FAR if single else LOOK_FAR
-        if far >= allowed:
+        if far >= allowed:  # never for NaN: a tile not judged
             where = (
                 f"place {tile.place} (laid as {tile.placed})" if tile.place else f"a {tile.read}"
             )
@@ -748,29 +769,22 @@ def outsiders(tiles: tuple[SeenTile, ...]) -> list[str]:
     return problems
 
 
-def unlike_copies(tiles: tuple[SeenTile, ...]) -> list[str]:
-    """The two tiles enrolled as one face whose set looks lie `COPY_FAR` or further apart: a
-    maker makes a face's copies alike, so one of them is another set's tile, though both lie
-    near enough the rest of the set (`outsiders`, which names a tile that does not)."""
-    judged = [t for t in tiles if t.look is not None]
-    if len(judged) < 8:
-        return []
-    looks = np.stack([t.look for t in judged])  # type: ignore[misc]
-    outside = look_distance(looks, looks, leave_out=True) >= LOOK_FAR
-    by_face: dict[str, list[int]] = {}
-    for k, tile in enumerate(judged):
-        by_face.setdefault(tile.face, []).append(k)
+def unlike_copies(
+    tiles: tuple[SeenTile, ...], rest: NDArray[np.float64], copy: NDArray[np.float64]
+) -> list[str]:
+    """The two tiles enrolled as one face whose set looks lie `COPY_FAR` or further apart
+    (`looks_apart`): a maker makes a face's copies alike, so one of them is another set's tile,
+    though both lie near enough the rest of the set (`outsiders`, which names a tile that does
+    not)."""
     problems = []
-    for face, copies in by_face.items():
-        if len(copies) != 2 or outside[copies].any():
-            continue
-        first, second = copies
-        apart = 1.0 - float(looks[first] @ looks[second])
-        if apart >= COPY_FAR:
+    judged = [k for k in range(len(tiles)) if not np.isnan(copy[k])]
+    for pair in _copies(tiles, judged):
+        apart = float(copy[pair[0]])
+        if apart >= COPY_FAR and not (rest[pair] >= LOOK_FAR).any():
             where = " and ".join(
-                f"place {judged[k].place}" if judged[k].place else f"a {judged[k].read}"
-                for k in copies
+                f"place {tiles[k].place}" if tiles[k].place else f"a {tiles[k].read}" for k in pair
             )
+            face = tiles[pair[0]].face
             problems.append(f"{where} ({face}) look unlike each other ({apart:.2f} apart, "
                             f"{COPY_FAR} allowed): one is another set's")  # fmt: skip
     return problems

@@ -47,7 +47,7 @@ from vision.enrol import (
     columns,
     enrol,
     enrol_found,
-    look_distance,
+    looks_apart,
 )
 from vision.progress import each
 from vision.synth.appearance import FAMILIES, dress, finish, looks_named, shadow_strength
@@ -269,22 +269,14 @@ def _display_line(
     family: str, seed: int, case: str, enrolment: Enrolment, laid: dict[int, str]
 ) -> dict[str, object]:
     """One display's verdict and each of its tiles: place, placed face, reading, how sure, the
-    reader's chance of the placed face, the face the dealer laid at that place (`laid`): the
+    reader's chance of the placed face, the face the dealer laid at that place (`laid`: the
     truth only where the display is laid in order, for a scattered one's places are the
-    finder's guess, not the dealer's), how far its set look lies from the rest of the
-    display's (`vision.enrol.outsiders`) and from its copy's, the other tile enrolled as its
-    face (None without the set-look model or a copy)."""
-    looks = [t.look for t in enrolment.tiles]
-    far: list[float | None] = [None] * len(looks)
-    copy: list[float | None] = [None] * len(looks)
-    if looks and all(look is not None for look in looks):
-        held = np.stack(looks)  # type: ignore[arg-type]
-        far = [round(float(d), 4) for d in look_distance(held, held, leave_out=True)]
-        faces = [t.face for t in enrolment.tiles]
-        for k, face in enumerate(faces):
-            others = [j for j, other in enumerate(faces) if other == face and j != k]
-            if others:
-                copy[k] = round(float(1.0 - held[k] @ held[others].mean(0)), 4)
+    finder's guess, not the dealer's), and how far its set look lies from the rest of the
+    display's and from its face's other copy (`vision.enrol.looks_apart`; None where not
+    judged)."""
+    rest, copy = looks_apart(enrolment.tiles)
+    far = [None if np.isnan(d) else round(float(d), 4) for d in rest]
+    copies = [None if np.isnan(d) else round(float(d), 4) for d in copy]
     return {
         "family": family,
         "seed": seed,
@@ -302,7 +294,7 @@ def _display_line(
                 distance,
                 from_copy,
             ]
-            for t, distance, from_copy in zip(enrolment.tiles, far, copy, strict=True)
+            for t, distance, from_copy in zip(enrolment.tiles, far, copies, strict=True)
         ],
     }
 
