@@ -15,6 +15,7 @@ import pytest
 from vision.detections import Detections
 from vision.detector import DETECTOR_CLASSES, DETECTOR_SCALE
 from vision.labels import CHUNG_BANKER, CHUNG_CO, MINUS_4, PLUS_4
+from vision.synth.render import Label
 from vision.training.train import (
     DETECTOR_CROP,
     _crop_origins,
@@ -265,7 +266,15 @@ class AskedReader:
 def test_hard_crops_are_boxes_over_no_face_that_the_reader_takes_for_one(
     face_up: float, kept: bool
 ) -> None:
-    from vision.training.train import HARD_TRIES, ROUND_SEEDS, _iou, hard_crops, round_frames
+    from vision.training.train import (
+        HALF_SHOWN,
+        HARD_TRIES,
+        ROUND_SEEDS,
+        _iou,
+        hard_crops,
+        round_frames,
+        straddles,
+    )
 
     rendering, seen = next(  # the dice out among the backs
         (r, seen)
@@ -277,9 +286,44 @@ def test_hard_crops_are_boxes_over_no_face_that_the_reader_takes_for_one(
     backs = sum(t.label == "back" and t.visible >= 0.9 for t in seen)
     others = [t.corners for t in seen if t.label != "back"]
     assert backs >= 8 and others  # the stacks to try around, and dice to keep off
-    assert 0 < len(reader.asked) <= 2 * HARD_TRIES * backs
+    halves = sum(t.label == "back" and t.visible >= HALF_SHOWN for t in seen)
+    pairs = len(straddles(seen, np.random.default_rng(0)))
+    assert 0 < len(reader.asked) <= HARD_TRIES * (backs + halves) + pairs
     assert all(_iou(box, other) == 0 for box in reader.asked for other in others)
     assert len(crops) == (len(reader.asked) if kept else 0)
+
+
+def _lying(label: str, x: float, y: float, turned: bool = False, visible: float = 1.0) -> Label:
+    """A 26 x 65 px tile lying at (x, y), upright or turned a quarter."""
+    w, h = (65, 26) if turned else (26, 65)
+    corners = np.array([[x - w / 2, y - h / 2], [x + w / 2, y - h / 2], [x + w / 2, y + h / 2],
+                        [x - w / 2, y + h / 2]])  # fmt: skip
+    low, high = corners.min(0), corners.max(0)
+    return Label(0, label, "tile", corners, (*low, *high), visible, {})
+
+
+@pytest.mark.parametrize(
+    ("tiles", "boxes"),
+    [
+        ([_lying("back", 100, 100), _lying("back", 120, 130)], 1),  # overlapping
+        ([_lying("back", 100, 100), _lying("back", 100, 164)], 1),  # end to end, touching
+        ([_lying("back", 100, 100), _lying("back", 100, 166)], 0),  # a back's length apart
+        ([_lying("back", 100, 100), _lying("3-3", 120, 130)], 0),  # a face is not a back
+        ([_lying("back", 100, 100), _lying("back", 120, 130, visible=0.4)], 0),  # mostly hidden
+        ([_lying("back", 100, 100), _lying("back", 110, 110), _lying("back", 90, 120)], 3),
+    ],
+)
+def test_two_backs_closer_than_a_backs_length_are_boxed_as_one_between_them(
+    tiles: list[Label], boxes: int
+) -> None:
+    """The detector boxed two washed backs across the printed circle as one tile (1550007)."""
+    from vision.training.train import straddles
+
+    found = straddles(tiles, np.random.default_rng(0))
+    assert len(found) == boxes
+    if boxes == 1:
+        middle = (tiles[0].corners.mean(0) + tiles[1].corners.mean(0)) / 2
+        assert np.linalg.norm(found[0].mean(0) - middle) < 8  # moved as the detector's are
 
 
 @pytest.mark.parametrize(("face_up", "misread"), [(0.9, True), (0.3, True), (0.29, False)])

@@ -312,6 +312,10 @@ HARD_FACE = 0.3
 """A crop over no face is hard when the shipped reader gives a face this much of its belief."""
 HARD_TRIES = 4
 """Boxes tried per back in full view: moved as the detector's are, and as many slid off it."""
+HALF_SHOWN = 0.5
+"""A back at least this much in view is slid off (a box half over it and half over the cloth)
+and paired with its neighbours (`straddles`), though another lies across it: in round 1550152
+a box half over such a back, half over the cloth and the printed circle, read `1-3` at 0.9."""
 
 
 def round_crops(
@@ -363,18 +367,21 @@ def round_crops(
 def hard_crops(image: NDArray[np.uint8], seen: list[Label], reader: Reader,
                rng: np.random.Generator) -> list[NDArray[np.uint8]]:  # fmt: skip
     """Crops over no face that `reader` takes for one: boxes around each back in full view,
-    moved as the detector's are or slid off it over the cloth, touching no face-up tile and no
-    die. A back along one of the cloth's lines, the line showing at its ends, read `2-2` at 0.99;
+    moved as the detector's are, boxes slid off each back half in view over the cloth, and
+    boxes straddling two backs (`straddles`), touching no face-up tile and no die.
+    A back along one of the cloth's lines, the line showing at its ends, read `2-2` at 0.99;
     a box slid half off a back over a line's corner `6-6` at 0.98: the false exposed-tile alerts
     of rounds 700141 and 730064 (`docs/accuracy.md`)."""
     others = [np.asarray(t.corners, np.float64) for t in seen if t.label != "back"]
     boxes = []
     for back in seen:
-        if back.label != "back" or back.visible < 0.9:
+        if back.label != "back" or back.visible < HALF_SHOWN:
             continue
         corners = np.asarray(back.corners, np.float64)
-        boxes += [jitter(corners, rng, False) for _ in range(HARD_TRIES)]
+        if back.visible >= 0.9:
+            boxes += [jitter(corners, rng, False) for _ in range(HARD_TRIES)]
         boxes += [slide(corners, rng) for _ in range(HARD_TRIES)]
+    boxes += straddles(seen, rng)
     boxes = [b for b in boxes if all(_iou(b, o) == 0 for o in others)]
     if not boxes:
         return []
@@ -382,6 +389,26 @@ def hard_crops(image: NDArray[np.uint8], seen: list[Label], reader: Reader,
                                          ("tile",) * len(boxes)))  # fmt: skip
     return [cut(image, b, False) for b, face in zip(boxes, read.face_up, strict=True)
             if face >= HARD_FACE]  # fmt: skip
+
+
+def straddles(seen: list[Label], rng: np.random.Generator) -> list[NDArray[np.float64]]:
+    """Boxes the size of a back between two backs lying closer than a back's length, as the
+    detector boxes two washed backs as one tile: two overlapping backs across the printed
+    centre circle, boxed as one, read `3-3` and `2-2` at 0.5-0.8 for a second and more (round
+    1550007, a false exposed-tile alert; `docs/accuracy.md`). One box per pair, each at the
+    pair's midpoint, turned as one of the two and moved as the detector's boxes move."""
+    backs = [np.asarray(t.corners, np.float64) for t in seen
+             if t.label == "back" and t.visible >= HALF_SHOWN]  # fmt: skip
+    boxes = []
+    for i, first in enumerate(backs):
+        for second in backs[i + 1 :]:
+            length = np.linalg.norm(canonical(first)[2] - canonical(first)[1])
+            middle = (first.mean(0) + second.mean(0)) / 2
+            if np.linalg.norm(first.mean(0) - second.mean(0)) >= length:
+                continue
+            shape = first if rng.random() < 0.5 else second
+            boxes.append(jitter(shape - shape.mean(0) + middle, rng, False))
+    return boxes
 
 
 def slide(corners: NDArray[np.float64], rng: np.random.Generator) -> NDArray[np.float64]:
@@ -738,11 +765,16 @@ def jitter(corners: np.ndarray, rng: np.random.Generator, die: bool,
 
 
 def _yolo() -> type:
+    """ultralytics' YOLO, training on every core: on a CPU it loads data in the training
+    process itself (no loader workers) yet keeps torch to one thread fewer than the cores, so
+    on this 2-core machine a training run kept one core busy and left the other idle."""
     os.environ.setdefault("YOLO_OFFLINE", "1")
     try:
         from ultralytics import YOLO
+        from ultralytics.utils import torch_utils
     except ImportError as error:  # pragma: no cover - depends on the optional extra
         raise RuntimeError("training needs the [train] extra: pip install -e '.[train]'") from error
+    torch_utils.NUM_THREADS = os.cpu_count() or 1
     return YOLO  # type: ignore[no-any-return]
 
 
