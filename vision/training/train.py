@@ -313,9 +313,8 @@ HARD_FACE = 0.3
 HARD_TRIES = 4
 """Boxes tried per back in full view: moved as the detector's are, and as many slid off it."""
 HALF_SHOWN = 0.5
-"""A back at least this much in view is slid off (a box half over it and half over the cloth)
-and paired with its neighbours (`straddles`), though another lies across it: in round 1550152
-a box half over such a back, half over the cloth and the printed circle, read `1-3` at 0.9."""
+"""A back at least this much in view is paired with its neighbours (`straddles`), though
+another lies across it: washed backs lie on each other."""
 
 
 def round_crops(
@@ -367,19 +366,18 @@ def round_crops(
 def hard_crops(image: NDArray[np.uint8], seen: list[Label], reader: Reader,
                rng: np.random.Generator) -> list[NDArray[np.uint8]]:  # fmt: skip
     """Crops over no face that `reader` takes for one: boxes around each back in full view,
-    moved as the detector's are, boxes slid off each back half in view over the cloth, and
-    boxes straddling two backs (`straddles`), touching no face-up tile and no die.
+    moved as the detector's are or slid off it over the cloth, and boxes straddling two backs
+    (`straddles`), touching no face-up tile and no die.
     A back along one of the cloth's lines, the line showing at its ends, read `2-2` at 0.99;
     a box slid half off a back over a line's corner `6-6` at 0.98: the false exposed-tile alerts
     of rounds 700141 and 730064 (`docs/accuracy.md`)."""
     others = [np.asarray(t.corners, np.float64) for t in seen if t.label != "back"]
     boxes = []
     for back in seen:
-        if back.label != "back" or back.visible < HALF_SHOWN:
+        if back.label != "back" or back.visible < 0.9:
             continue
         corners = np.asarray(back.corners, np.float64)
-        if back.visible >= 0.9:
-            boxes += [jitter(corners, rng, False) for _ in range(HARD_TRIES)]
+        boxes += [jitter(corners, rng, False) for _ in range(HARD_TRIES)]
         boxes += [slide(corners, rng) for _ in range(HARD_TRIES)]
     boxes += straddles(seen, rng)
     boxes = [b for b in boxes if all(_iou(b, o) == 0 for o in others)]
