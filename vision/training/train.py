@@ -397,15 +397,16 @@ def straddles(seen: list[Label], rng: np.random.Generator) -> list[NDArray[np.fl
     pair's midpoint, turned as one of the two and moved as the detector's boxes move."""
     backs = [np.asarray(t.corners, np.float64) for t in seen
              if t.label == "back" and t.visible >= HALF_SHOWN]  # fmt: skip
+    centres = [back.mean(0) for back in backs]
     boxes = []
     for i, first in enumerate(backs):
-        for second in backs[i + 1 :]:
-            length = np.linalg.norm(canonical(first)[2] - canonical(first)[1])
-            middle = (first.mean(0) + second.mean(0)) / 2
-            if np.linalg.norm(first.mean(0) - second.mean(0)) >= length:
+        length = np.linalg.norm(canonical(first)[2] - canonical(first)[1])
+        for j in range(i + 1, len(backs)):
+            if np.linalg.norm(centres[i] - centres[j]) >= length:
                 continue
-            shape = first if rng.random() < 0.5 else second
-            boxes.append(jitter(shape - shape.mean(0) + middle, rng, False))
+            middle = (centres[i] + centres[j]) / 2
+            k = i if rng.random() < 0.5 else j
+            boxes.append(jitter(backs[k] - centres[k] + middle, rng, False))
     return boxes
 
 
