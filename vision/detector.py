@@ -27,7 +27,7 @@ import numpy as np
 import onnxruntime as ort
 from numpy.typing import NDArray
 
-from vision.crops import CROP, REFINED_LEAN_MARGIN, cut
+from vision.crops import REFINED_LEAN_MARGIN, as_input, cut
 from vision.detections import Detections
 from vision.labels import CHUNG_BANKER, CHUNG_CO, CONTEXT, MARKERS, NOT_A_MARKER, WAGER
 from vision.refine import FIRST, REFINE_CROP, View, crop, decode
@@ -472,7 +472,7 @@ class MarkerDetector:
         plaques = [k for k, label in enumerate(labels) if label != WAGER]
         if self.faces is not None and plaques:
             crops = [cut(image, corners[k], die=False) for k in plaques]
-            blob = cv2.dnn.blobFromImages(crops, 1 / 255, (CROP, CROP), swapRB=True)
+            blob = as_input(crops)
             read = self._read_faces(blob)
             for k, column in zip(plaques, read.argmax(1), strict=True):
                 labels[k] = self.face_names[int(column)]
@@ -589,7 +589,7 @@ class Refiner:
         corners = detections.corners
         for session, name, view in self.stages:
             crops = [crop(image, c, d, view) for c, d in zip(corners, dice, strict=True)]
-            blob = cv2.dnn.blobFromImages(crops, 1 / 255, (REFINE_CROP, REFINE_CROP), swapRB=True)
+            blob = as_input(crops, REFINE_CROP)
             out = session.run(None, {name: blob})[0]
             moved = [decode(c, row[5:] if d else row[:5], d, view)
                      for c, row, d in zip(corners, out, dice, strict=True)]  # fmt: skip
@@ -652,7 +652,7 @@ class Reader:
         round and the two averaged (`HALF_TURN_BELOW`); with
         `both_ways` the embedding is N x 2 x D: as cut and turned (as cut twice for a row not
         turned), as an enrolled set holds its tiles (`vision.enrol.KnownSet`)."""
-        blob = cv2.dnn.blobFromImages(list(crops), 1 / 255, (CROP, CROP), swapRB=True)
+        blob = as_input(crops)
         outputs = self.session.run(self.outputs if embed else self.outputs[:1],
                                    {self.input.name: blob})  # fmt: skip
         probs = outputs[0]
@@ -718,7 +718,7 @@ class Reader:
             flat = np.ones(len(detections))
             if dice:
                 wide = [cut(image, detections.corners[row], True, self.lean_margin) for row in dice]
-                blob = cv2.dnn.blobFromImages(wide, 1 / 255, (CROP, CROP), swapRB=True)
+                blob = as_input(wide)
                 name = self.flatness.get_inputs()[0].name
                 flat[dice] = self.flatness.run(None, {name: blob})[0][:, self.flat_index]
         distance = self._set_distance(crops, labels, face_up)

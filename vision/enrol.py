@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from rules import FACES, FULL_SET, Tile, check_set
 from vision.annotate import draw, place_tags
-from vision.crops import CROP, cut
+from vision.crops import as_input, cut
 from vision.detections import Detections, box_sides, polygon_iou
 
 if TYPE_CHECKING:
@@ -956,7 +956,7 @@ class SetLook:
         """N x D for N reader crops (`vision.crops.cut`)."""
         if not crops:
             return np.zeros((0, self.session.get_outputs()[0].shape[1]), np.float32)
-        blob = cv2.dnn.blobFromImages(list(crops), 1 / 255, (CROP, CROP), swapRB=True)
+        blob = as_input(crops)
         looks = self.session.run(None, {self.input: blob})[0]
         return looks / np.maximum(np.linalg.norm(looks, axis=1, keepdims=True), 1e-9)
 

@@ -34,7 +34,7 @@ import numpy as np
 import onnxruntime as ort
 from numpy.typing import NDArray
 
-from vision.crops import CROP
+from vision.crops import as_input
 from vision.detector import MODELS, Reader, names_of
 from vision.synth.appearance import FAMILIES
 
@@ -92,7 +92,7 @@ def crop_readings(model: Path | Reader, root: Path) -> list[tuple[Path, str, str
         names = names_of(session.get_modelmeta().custom_metadata_map["names"])
 
         def probabilities(crops: list[NDArray[np.uint8]], dice: list[bool]) -> NDArray:  # type: ignore[type-arg]
-            blob = cv2.dnn.blobFromImages(crops, 1 / 255, (CROP, CROP), swapRB=True)
+            blob = as_input(crops)
             return session.run(None, {session.get_inputs()[0].name: blob})[0]
 
     dice = np.array([i for i, n in names.items() if n.startswith("die-")])

@@ -20,6 +20,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from vision.crops import as_input
+
 SIDE = 96
 """Pixels a crop is resized to before counting: a 64-pixel crop's pips are 5-9 px across."""
 BLOCK = 21
@@ -91,7 +93,7 @@ def measure(reader: Path, crops: Path, per_class: int = 300) -> str:
         return f"{crops}: no die-N folders of crops"
     probs = []
     for start in range(0, len(images), 256):
-        blob = cv2.dnn.blobFromImages(images[start : start + 256], 1 / 255, (64, 64), swapRB=True)
+        blob = as_input(images[start : start + 256])
         probs.append(session.run(None, {session.get_inputs()[0].name: blob})[0][:, dice])
     chosen = np.concatenate(probs)
     chosen /= chosen.sum(1, keepdims=True)

@@ -31,7 +31,7 @@ import onnxruntime as ort
 from numpy.typing import NDArray
 from onnx import numpy_helper
 
-from vision.crops import CROP
+from vision.crops import as_input
 from vision.labels import CLASSES, FACES
 from vision.training.embedding import EMBEDDING
 
@@ -73,7 +73,7 @@ def read_folder(session: ort.InferenceSession, folder: Path) -> Read:
         paths = sorted((folder / label).glob("*.png")) if (folder / label).is_dir() else []
         for start in range(0, len(paths), BATCH):
             crops = [cv2.imread(str(p)) for p in paths[start : start + BATCH]]
-            blob = cv2.dnn.blobFromImages(crops, 1 / 255, (CROP, CROP), swapRB=True)
+            blob = as_input(crops)
             blobs = [blob] if label.startswith("die-") else [blob, blob[:, :, ::-1, ::-1].copy()]
             for one in blobs:
                 seen, vector = session.run(outputs, {name: one})
