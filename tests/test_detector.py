@@ -27,7 +27,7 @@ from vision.crops import (
 )
 from vision.detections import Detections, polygon_iou
 from vision.detector import MODELS, Detector, Reader, _near_any, apart, blob_of, zoom_windows
-from vision.labels import CHUNG_BANKER, CHUNG_CO, MARKERS, PLUS_4
+from vision.labels import CHUNG_BANKER, CHUNG_CO, MARKERS, PLUS_4, WAGER
 from vision.selfcheck import FRAMES, check_models
 from vision.synth.round import Studio, Timeline
 
@@ -761,6 +761,14 @@ def test_the_self_check_tells_a_right_reading_from_a_blind_one(tmp_path: Path) -
 
     right = check_models(exact(markers=True), markers=True)
     assert right.passed and right.faces_read == right.faces and right.over_nothing == 0
+
+    def with_chips(image: np.ndarray) -> Detections:  # the chips model's stacks, on the cloth
+        square = [[10.0, 10.0], [40.0, 10.0], [40.0, 40.0], [10.0, 40.0]]  # a corner's cloth
+        chips = Detections(np.tile(square, (30, 1, 1)), np.ones(30), (WAGER,) * 30)
+        return Detections.concat([chips_free(image), chips])
+
+    chips_free = exact(markers=True)
+    assert check_models(with_chips, markers=True).over_nothing == 0
     assert right.markers_read == right.markers > 0  # the frames show markers
     assert not check_models(exact(markers=False), markers=True).passed  # markers not found
     assert check_models(exact(markers=False)).passed  # no marker models: none looked for

@@ -132,9 +132,8 @@ def test_the_marker_detector_reads_each_marker_by_its_class_in_frame_pixels(
         [100, 100, 25, 25, 0.0, 0.0, 0.6, 0.0, 0.0, 0.0],  # a +4 button
         [700, 400, 25, 25, 0.0, 0.0, 0.0, 0.3, 0.0, 0.0],  # too unsure: dropped
     ], MARKERS, size=None)  # fmt: skip
-    found = MarkerDetector(tmp_path / "markers.onnx", faces=None, confidence=0.5).detect(
-        np.zeros((1080, 1920, 3), np.uint8)
-    )
+    markers = MarkerDetector(tmp_path / "markers.onnx", faces=None, confidence=0.5, chips=None)
+    found = markers.detect(np.zeros((1080, 1920, 3), np.uint8))
     assert found.labels == (CHUNG_CO, PLUS_4)
     assert np.allclose(found.corners[0].mean(0), [960, 540], atol=2)  # (272 - 2) * 2
     sides = np.linalg.norm(np.roll(found.corners[0], -1, 0) - found.corners[0], axis=1)
@@ -173,7 +172,8 @@ def test_the_face_reader_reads_each_box_again_at_full_resolution_and_drops_non_m
     _fake_face_reader(tmp_path / "faces.onnx")
     image = np.zeros((1080, 1920, 3), np.uint8)
     image[500:580, 880:1040] = 255  # the plaque at (960, 540) in the full frame
-    found = MarkerDetector(tmp_path / "markers.onnx", faces=tmp_path / "faces.onnx").detect(image)
+    markers = MarkerDetector(tmp_path / "markers.onnx", faces=tmp_path / "faces.onnx", chips=None)
+    found = markers.detect(image)
     assert found.labels == (CHUNG_CO,)
     assert np.allclose(found.corners[0].mean(0), [960, 540], atol=2)
 
@@ -188,7 +188,8 @@ def test_a_stack_of_chips_keeps_the_detectors_class_and_hides_no_tile(tmp_path: 
     _fake_face_reader(tmp_path / "faces.onnx")
     image = np.zeros((1080, 1920, 3), np.uint8)
     image[500:580, 880:1040] = 255
-    found = MarkerDetector(tmp_path / "markers.onnx", faces=tmp_path / "faces.onnx").detect(image)
+    markers = MarkerDetector(tmp_path / "markers.onnx", faces=tmp_path / "faces.onnx", chips=None)
+    found = markers.detect(image)
     assert found.labels == (CHUNG_CO, WAGER)
     assert found.label_confidence.tolist()[1] == 1.0  # as the detector said it
 
@@ -199,6 +200,34 @@ def test_a_stack_of_chips_keeps_the_detectors_class_and_hides_no_tile(tmp_path: 
     watch = MarkerWatch(ChipsSeen(), every_s=0.5)  # type: ignore[arg-type]
     watch.watch(0.0, image, _boxes([(300, 300)], ("back",)))
     assert watch.watch(0.2, image, _boxes([(100, 100)], ("5-5",))).labels == ("5-5",)
+
+
+def test_chips_come_from_the_chips_model_alone_and_plaques_from_the_marker_detector(
+    tmp_path: Path,
+) -> None:
+    """The chips model was trained with the markers as its other classes but finds plaques
+    worse than the marker detector: its plaque boxes are dropped, its chips kept at their own
+    bar (a box on no chips has no face reader to drop it)."""
+    fake_detector_model(tmp_path / "markers.onnx", [
+        [480, 272, 40, 16, 0.0, 0.0, 0.9, 0.0, 0.0, 0.0],  # a +4 button
+    ], MARKERS, size=None)  # fmt: skip
+    fake_detector_model(tmp_path / "chips.onnx", [
+        [480, 272, 40, 16, 0.0, 0.0, 0.0, 0.7, 0.0, 0.0, 0.0],  # the button, called -4
+        [100, 100, 20, 20, 0.0, 0.0, 0.0, 0.0, 0.0, 0.8, 0.0],  # chips
+        [700, 400, 20, 20, 0.0, 0.0, 0.0, 0.0, 0.0, 0.4, 0.0],  # over the markers' bar, not chips'
+    ], CONTEXT, size=None)  # fmt: skip
+    markers = MarkerDetector(tmp_path / "markers.onnx", faces=None, chips=tmp_path / "chips.onnx")
+    found = markers.detect(np.zeros((1080, 1920, 3), np.uint8))
+    assert found.labels == (PLUS_4, WAGER)
+    assert markers.classes == (*MARKERS, WAGER)
+    assert np.allclose(found.corners[1].mean(0), [200, 200 - 2 * 2], atol=2)
+
+
+def test_a_chips_model_without_chips_is_refused(tmp_path: Path) -> None:
+    fake_detector_model(tmp_path / "markers.onnx", [[480, 272, 40, 16, 0, 0, 0.9, 0, 0, 0]],
+                        MARKERS, size=None)  # fmt: skip
+    with pytest.raises(ValueError, match="finds no chips"):
+        MarkerDetector(tmp_path / "markers.onnx", faces=None, chips=tmp_path / "markers.onnx")
 
 
 def test_stacks_of_chips_train_the_marker_detector_as_its_last_class(tmp_path: Path) -> None:
@@ -299,7 +328,7 @@ def test_a_plaque_reads_the_same_whichever_way_up_it_lies(tmp_path: Path) -> Non
     _top_or_bottom_reader(tmp_path / "faces.onnx")
     image = np.zeros((1080, 1920, 3), np.uint8)
     image[500:580, 880:960] = 255  # one end of the plaque bright, as a word's ink is not even
-    markers = MarkerDetector(tmp_path / "markers.onnx", faces=tmp_path / "faces.onnx")
+    markers = MarkerDetector(tmp_path / "markers.onnx", faces=tmp_path / "faces.onnx", chips=None)
     found = markers.detect(image)
     turned = markers.detect(np.ascontiguousarray(image[::-1, ::-1]))
     assert len(found) == len(turned) == 1
@@ -334,7 +363,8 @@ def test_the_shipped_marker_models_find_the_markers_a_rendered_table_shows(
     sample = render_sample(4242, index, (1920, 1080), close_ups=0.0)
     truth = [o for o in sample.rendering.labels if o.label in MARKERS]
     found = MarkerDetector().detect(sample.rendering.image)
-    assert found.labels == shown
-    for label, corners in zip(found.labels, found.corners, strict=True):
+    plaques = found[np.isin(found.labels, MARKERS)]
+    assert plaques.labels == shown
+    for label, corners in zip(plaques.labels, plaques.corners, strict=True):
         (where,) = [np.asarray(o.corners) for o in truth if o.label == label]
         assert np.linalg.norm(corners.mean(0) - where.mean(0)) < 10

@@ -397,6 +397,11 @@ def one_box_per_die(
 
 MARKERS_MODEL = MODELS / "markers.onnx"
 MARKER_FACES_MODEL = MODELS / "marker-faces.onnx"
+CHIPS_MODEL = MODELS / "chips.onnx"
+"""A YOLO11n-OBB that finds stacks of chips (`wager`), run beside the marker detector at each
+look and kept for its `wager` boxes alone. Trained with the markers as its other classes, it
+finds 98.6% of held-out stacks but fewer plaques than the shipped marker detector, which stays
+the plaques' detector (models/MODEL_CARD.md, "Chips")."""
 DICE_MODEL = MODELS / "dice.onnx"
 """A reader of dice alone (YOLO11n-cls, six values), trained on rendered dice of every look
 and on real photographs' dice: it reads real dice far better than the reader of tiles and
@@ -420,7 +425,8 @@ JUDGED_FACE_UP = 0.5
 """A tile is judged against the enrolled set's looks when the reader finds it likelier face up
 than down: a back shows nothing of its set's faces."""
 MODEL_FILES = ("detector.onnx", "refiner.onnx", "refiner-2.onnx", "reader.onnx", "dice.onnx",
-               "flatness.onnx", "markers.onnx", "marker-faces.onnx", "setlook.onnx")  # fmt: skip
+               "flatness.onnx", "markers.onnx", "marker-faces.onnx", "chips.onnx",
+               "setlook.onnx")  # fmt: skip
 """Every model file the box runs where it is there (`MODELS`)."""
 MARKER_CONFIDENCE = 0.3
 """A marker box this sure is reported. On 400 frames of seed 5656 (342 markers; never trained
@@ -429,6 +435,13 @@ read with the other face; at 0.5, 294 and 0 and 7 (`python3 -m vision.training.m
 --measure`): the detector splits its score between a plaque's two faces, which the face reader
 tells apart, so its bar is low; the follower takes a chung only once seen on the same box
 `ROUND.steady` looks running, which a stray box is not."""
+CHIPS_CONFIDENCE = 0.5
+"""A stack of chips this sure is reported. A chips box has no face reader to say `none`, and one
+box on no chips on the house's box, seen look after look, makes a house bank a player's (round
+1550037: something on box 1 boxed as chips at 0.31-0.37 in a third of the looks; true stacks
+0.8-0.9). On 400 frames of seed 6565 (1,686 stacks, never trained on) the 8-bit model found
+1,663 with 43 boxes on no chips at 0.3, 1,652 with 18 at 0.5, 1,646 with 9 at 0.6: 0.5 is the
+highest bar that keeps the stacks found within a point of the most it finds (1,665 at 0.2)."""
 MARKER_EVERY_S = 0.5
 """Seconds of video between looks for markers: a chung or button is laid before the dice and
 stays for the round, and the follower takes it after `ROUND.steady` looks, 1.5 s, well inside
@@ -443,31 +456,55 @@ class MarkerDetector:
     seen as the detector sees it, and where its face reader is there (a YOLO11n-cls), each
     plaque's box is read again from the full-resolution frame: at half size a plaque's word is
     a few pixels high (`vision.training.markers` says why apart from the tile detector). A
-    stack of chips has no word to read, so its box keeps the detector's class."""
+    stack of chips has no word to read, so its box keeps the detector's class. Where a chips
+    model is there (`CHIPS_MODEL`), chips are its `wager` boxes alone."""
 
     def __init__(self, path: Path = MARKERS_MODEL, faces: Path | None = MARKER_FACES_MODEL,
                  threads: int = 2, confidence: float = MARKER_CONFIDENCE,
-                 iou: float = OVERLAP) -> None:  # fmt: skip
+                 iou: float = OVERLAP, chips: Path | None = CHIPS_MODEL,
+                 chips_confidence: float = CHIPS_CONFIDENCE) -> None:  # fmt: skip
         self.session = cpu_session(path, threads)
         self.input = self.session.get_inputs()[0]
         self.names = _names(self.session)
         self.faces = cpu_session(faces, threads) if faces is not None and faces.exists() else None
         self.face_names = _names(self.faces) if self.faces else {}
+        self.chips = cpu_session(chips, threads) if chips is not None and chips.exists() else None
+        self.chip_names = _names(self.chips) if self.chips else {}
         chungs = (CHUNG_BANKER, CHUNG_CO)
         self.chung_columns = [k for k, name in self.face_names.items() if name in chungs]
-        for model, names in ((path, self.names), (faces, self.face_names)):
+        for model, names in ((path, self.names), (faces, self.face_names),
+                             (chips, self.chip_names)):  # fmt: skip
             unknown = set(names.values()) - {*CONTEXT, NOT_A_MARKER}
             if unknown:
                 raise ValueError(f"{model} knows {sorted(unknown)}, not the markers {CONTEXT}")
+        if self.chips is not None and WAGER not in self.chip_names.values():
+            raise ValueError(f"{chips} has no class {WAGER}: it finds no chips")
         self.least = np.full(len(self.names), confidence)
+        self.chips_least = np.full(len(self.chip_names), chips_confidence)
         self.iou = iou
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        """What a look reports: the marker detector's classes, `wager` from the chips model
+        where one is there."""
+        if self.chips is None:
+            return tuple(self.names.values())
+        return (*(name for name in self.names.values() if name != WAGER), WAGER)
 
     def detect(self, image: NDArray[np.uint8]) -> Detections:
         blob, scale, left, top = letterbox(image, *DETECTOR_INPUT)
         output = self.session.run(None, {self.input.name: blob})[0][0]
         corners, kinds, conf = oriented_boxes(output, self.least, self.iou)
-        corners = (corners - [left, top]) / scale
         labels = [self.names[int(k)] for k in kinds]
+        if self.chips is not None:
+            output = self.chips.run(None, {self.chips.get_inputs()[0].name: blob})[0][0]
+            chip_corners, chip_kinds, chip_conf = oriented_boxes(output, self.chips_least, self.iou)
+            stacks = np.array([self.chip_names[int(k)] == WAGER for k in chip_kinds], bool)
+            mine = np.array([label != WAGER for label in labels], bool)
+            corners = np.concatenate([corners[mine], chip_corners[stacks]]).reshape(-1, 4, 2)
+            conf = np.concatenate([conf[mine], chip_conf[stacks]])
+            labels = [label for label in labels if label != WAGER] + [WAGER] * int(stacks.sum())
+        corners = (corners - [left, top]) / scale
         sure = np.ones(len(labels))
         plaques = [k for k, label in enumerate(labels) if label != WAGER]
         if self.faces is not None and plaques:

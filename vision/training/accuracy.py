@@ -416,7 +416,7 @@ def _models_digest(reuse: bool) -> str:
     for name in MODEL_FILES:
         if (MODELS / name).exists():
             digest.update((MODELS / name).read_bytes())
-    marker_looks = (detector.MARKER_CONFIDENCE, detector.MARKER_EVERY_S)
+    marker_looks = (detector.MARKER_CONFIDENCE, detector.CHIPS_CONFIDENCE, detector.MARKER_EVERY_S)
     digest.update((repr(marker_looks) + inspect.getsource(detector.MarkerWatch)).encode())
     geometry = (
         (crops.CROP, crops.TILE_MARGIN, crops.DIE_MARGIN, crops.REFINED_LEAN_MARGIN),

@@ -619,9 +619,11 @@ def _dice_model(m: dict) -> str:  # type: ignore[type-arg]
 def _markers_models(m: dict) -> str:  # type: ignore[type-arg]
     if m.get("ms_per_marker_look") is None:
         return ""
-    classes = len(m.get("marker_classes", range(4)))
+    chips = m.get("chips_model", False)
+    classes = len([c for c in m.get("marker_classes", range(4)) if not chips or c != "wager"])
     return (f", and for the round's markers `models/markers.onnx` (YOLO11n-OBB, {classes} classes)"
-            " with `models/marker-faces.onnx` (YOLO11n-cls, 5 classes)")  # fmt: skip
+            " with `models/marker-faces.onnx` (YOLO11n-cls, 5 classes)"
+            + (", and for stacks of chips `models/chips.onnx` (YOLO11n-OBB)" if chips else ""))  # fmt: skip
 
 
 def _markers_bullet(m: dict) -> str:  # type: ignore[type-arg]
@@ -650,8 +652,10 @@ def _chips_line(m: dict) -> str:  # type: ignore[type-arg]
     """Stacks of chips, where the marker detector has their class (`wager`): who banks."""
     if "wager" not in m.get("marker_classes", ()):
         return ""
+    finder = ("A chips model of its own (`models/chips.onnx`), run at each look beside it, finds"
+              if m.get("chips_model") else "The same detector finds")  # fmt: skip
     return f"""
-  The same detector finds stacks of chips (`wager`: on the betting boxes, and a
+  {finder} stacks of chips (`wager`: on the betting boxes, and a
   player-banker's capital in the centre circle), which say who banks (`docs/rounds.md`): of the
   test set's {m["chips"]} stacks it finds {100 * m["chips_found"]:.1f}% (IoU >= 0.5), with
   {m["chip_boxes_on_nothing"]} chip boxes on no stack."""
@@ -782,6 +786,9 @@ def reader_on_truth(data: Path, reader: Reader) -> dict:  # type: ignore[type-ar
     }  # fmt: skip
 
 
+MARKER_FIGURES = ("markers", "markers_found_right", "marker_boxes_on_nothing",
+                  "markers_read_as_faces", "chips", "chips_found", "chip_boxes_on_nothing")  # fmt: skip
+"""What the looks for markers give, measured again alone by `--markers-only`."""
 KEPT_TOGETHER = {"speed": ("ms_per_frame", "ms_per_marker_look", "cpu")}
 """`--keep` blocks that are several keys of the metrics."""
 
@@ -823,8 +830,29 @@ def main() -> None:
         help="time the models again on this (idle) machine and rewrite the speed figures of "
         "--metrics and --report, keeping the accuracy figures (no --data needed)",
     )
+    parser.add_argument(
+        "--markers-only",
+        action="store_true",
+        help="measure again what the looks for markers give on --data (markers, stacks of "
+        "chips, a look's time) and keep every other figure of --metrics: those models alone "
+        "changed",
+    )
     args = parser.parse_args()
     reader = Reader()
+    if args.markers_only:
+        if args.data is None or not MARKERS_MODEL.exists():
+            parser.error("--markers-only needs --data and the marker models")
+        kept = json.loads(args.metrics.read_text())
+        markers = MarkerDetector()
+        seen = evaluate(args.data, Detector(), reader, markers=markers)
+        kept |= {key: seen[key] for key in MARKER_FIGURES}
+        kept["marker_classes"] = list(markers.classes)
+        kept["chips_model"] = markers.chips is not None
+        kept["ms_per_marker_look"] = marker_speed(markers)
+        args.metrics.write_text(json.dumps(kept, indent=2) + "\n")
+        args.report.write_text(report(kept))
+        print(json.dumps({key: kept[key] for key in (*MARKER_FIGURES, "ms_per_marker_look")}))
+        return
     if args.speed_only:
         kept = json.loads(args.metrics.read_text())
         kept["ms_per_frame"], kept["cpu"] = speed(Detector(), reader), cpu()
@@ -848,7 +876,8 @@ def main() -> None:
     markers = MarkerDetector() if MARKERS_MODEL.exists() else None
     result = {**reading, **evaluate(args.data, detector, reader, markers=markers)}
     if markers is not None:
-        result["marker_classes"] = list(markers.names.values())
+        result["marker_classes"] = list(markers.classes)
+        result["chips_model"] = markers.chips is not None
     loose = evaluate(args.data, Detector(refiner=None), reader)
     result["without_refiner"] = {k: loose[k] for k in (
         "map50", "map50_95", "tile_face_found", "tile_face_accuracy", "dice_found",

@@ -16,7 +16,8 @@ marker.
 `python3 -m vision.training.markers --data DATA [DATA ...] --out RUN --hours H`: crops, a
 checkpoint from the shipped detector, training, an ONNX export `RUN/markers.onnx`;
 `--faces`: the face reader instead (`RUN/marker-faces.onnx`); `--measure MODEL [--face-reader
-FACES] --data DATA --out FILE.json`: how many markers they find at each bar.
+FACES] [--chips CHIPS] --data DATA --out FILE.json`: how many markers (and stacks of chips) they
+find at each bar.
 """
 
 from __future__ import annotations
@@ -222,7 +223,8 @@ SWEPT = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 """Confidences the marker detector's bar is chosen from."""
 
 
-def sweep(model: Path, faces: Path | None, data: Path) -> dict[str, dict[str, int]]:
+def sweep(model: Path, faces: Path | None, data: Path,
+          chips: Path | None = None) -> dict[str, dict[str, int]]:  # fmt: skip
     """The marker detector on every frame of a rendered data set, at each bar of `SWEPT`: true
     markers found with their own class (oriented IoU >= 0.5), found with another marker's class
     (the chung's other face, the other button), and marker boxes on no marker of their class;
@@ -232,7 +234,9 @@ def sweep(model: Path, faces: Path | None, data: Path) -> dict[str, dict[str, in
     from vision.detector import MarkerDetector
     from vision.training.evaluate import _count_chips, _count_markers
 
-    detector = MarkerDetector(model, faces, confidence=min(SWEPT))
+    detector = MarkerDetector(
+        model, faces, confidence=min(SWEPT), chips=chips, chips_confidence=min(SWEPT)
+    )  # each bar counted below
     counts = {f"{bar}": {"total": 0, "right": 0, "on_nothing": 0, "read_as_faces": 0,
                          "other_class": 0, "chips": 0, "chips_found": 0,
                          "chip_boxes_on_nothing": 0} for bar in SWEPT}  # fmt: skip
@@ -262,6 +266,8 @@ def main() -> int:
     parser.add_argument("--measure", help="a marker model to measure on --data, not train")
     parser.add_argument("--faces", action="store_true", help="train the face reader instead")
     parser.add_argument("--face-reader", help="with --measure: the face reader to read boxes by")
+    parser.add_argument("--chips", help="with --measure: a chips model whose stacks of chips "
+                        "replace the marker model's, as the box runs them")  # fmt: skip
     parser.add_argument("--out", required=True, help="working folder; with --measure, a .json")
     parser.add_argument("--hours", type=float, default=1.0)
     parser.add_argument("--device", default="cpu")
@@ -280,7 +286,11 @@ def main() -> int:
             print(f"--measure: no model file {args.measure}", file=sys.stderr)
             return 2
         faces = Path(args.face_reader) if args.face_reader else None
-        measured = {str(d): sweep(Path(args.measure), faces, d) for d in datasets}
+        chips = Path(args.chips) if args.chips else None
+        if chips is not None and not chips.is_file():
+            print(f"--chips: no model file {chips}", file=sys.stderr)
+            return 2
+        measured = {str(d): sweep(Path(args.measure), faces, d, chips) for d in datasets}
         Path(args.out).write_text(json.dumps(measured, indent=2) + "\n")
         print(json.dumps(measured, indent=2))
         return 0
