@@ -390,6 +390,27 @@ BUGS = (
         ("tests/test_enrol.py", "tests/test_enrolment_flow.py", "-k", "not_whole or doubled"),
     ),
     Bug(
+        "enrolment-refuses-faces-a-set-draws-alike",
+        "vision/enrol.py",
+        "            if kind and excess_of[i] <= 0:",
+        "            if False:",
+        ("tests/test_enrol.py", "-k", "draws_alike"),
+    ),
+    Bug(
+        "chips-at-the-markers-bar",
+        "vision/detector.py",
+        "        self.chips_least = np.full(len(self.chip_names), chips_confidence)",
+        "        self.chips_least = np.full(len(self.chip_names), confidence)",
+        ("tests/test_markers.py", "-k", "chips_come_from"),
+    ),
+    Bug(
+        "self-check-counts-chips-over-nothing",
+        "vision/selfcheck.py",
+        "    found = found[~np.isin(found.labels, [WAGER])]",
+        "    found = found",
+        ("tests/test_detector.py", "-k", "self_check"),
+    ),
+    Bug(
         "enrolment-places-a-scattered-display-by-chance",
         "vision/enrol.py",
         "    return best if fits.mean() >= IN_ORDER and ruled_out.mean() <= ORDER_RULED_OUT"

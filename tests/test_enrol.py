@@ -4,6 +4,7 @@ displays (`vision.synth.display`), and reading by the set."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -322,7 +323,8 @@ def doubled_beside_its_copies(doubled_read_as: str) -> tuple[SeenTile, ...]:
     ("doubled_read_as", "named"),
     [
         ("2-6", []),  # read as its place names, like every other tile: taken at its word
-        ("3-5", [1, 2]),  # read otherwise: the pair is judged, though the copy reads as placed
+        ("3-5", [1]),  # read otherwise: the pair is judged, though the copy reads as placed
+        # (place 2 is nearer its own copy, 0.8, than the doubled tile, 0.76: no twin)
     ],
     ids=["both-read-as-placed", "the-doubled-tile-read-otherwise"],
 )
@@ -337,6 +339,32 @@ def test_a_pair_is_taken_at_the_readers_word_only_where_both_tiles_read_as_place
         f"place {place} (laid as 6-6) looks like the 2-6 at place 26: a face twice"
         for place in named
     ]
+
+
+def test_two_faces_a_set_draws_alike_are_no_twins_while_each_tile_is_nearest_its_own_copy() -> None:
+    """The charcoal look draws the `6-6` like the `4-6` (0.98-0.996 alike to the embedding) and
+    the reader reads its `6-6` as `4-6`: among faces that lie apart those four stand out, but
+    each is nearer its own copy than the other face's (seed 908008 was refused so)."""
+    axis = {face: row for row, face in enumerate(FACE_NAMES)}
+
+    def unit(*parts: tuple[str, float]) -> np.ndarray:  # type: ignore[type-arg]
+        vector = np.zeros(24, np.float32)
+        for face, weight in parts:
+            vector[axis[face]] += weight
+        return vector / np.linalg.norm(vector)
+
+    alike = {"6-6": unit(("6-6", 1.0), ("4-6", 0.85)), "4-6": unit(("4-6", 1.0), ("6-6", 0.85))}
+
+    def seen(place: int, face: str) -> SeenTile:
+        look = alike.get(face, unit((face, 1.0)))
+        read = "4-6" if face == "6-6" else face
+        return SeenTile(np.zeros((4, 2)), read, 0.9, face, place, np.stack([look, look]))
+
+    tiles = tuple(seen(place, face) for place, face in enumerate(DISPLAY_ORDER, 1))
+    assert twins(tiles) == []
+    doubled = list(tiles)  # a 4-6 laid where the second 6-6 belongs: nearer the 4-6s
+    doubled[1] = replace(tiles[1], embedding=np.stack([alike["4-6"]] * 2))
+    assert any("place 2 (laid as 6-6) looks like the 4-6" in p for p in twins(tuple(doubled)))
 
 
 IVORY, BLACK = (200, 228, 238), (25, 22, 22)
