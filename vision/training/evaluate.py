@@ -649,7 +649,7 @@ def _markers_bullet(m: dict) -> str:  # type: ignore[type-arg]
 
 
 def _chips_line(m: dict) -> str:  # type: ignore[type-arg]
-    """Stacks of chips, where the marker detector has their class (`wager`): who banks."""
+    """Stacks of chips, where a look for markers finds them (`wager`): who banks."""
     if "wager" not in m.get("marker_classes", ()):
         return ""
     finder = ("A chips model of its own (`models/chips.onnx`), run at each look beside it, finds"
