@@ -470,6 +470,7 @@ class MarkerDetector:
         self.face_names = _names(self.faces) if self.faces else {}
         self.chips = cpu_session(chips, threads) if chips is not None and chips.exists() else None
         self.chip_names = _names(self.chips) if self.chips else {}
+        self.chips_input = self.chips.get_inputs()[0].name if self.chips else ""
         chungs = (CHUNG_BANKER, CHUNG_CO)
         self.chung_columns = [k for k, name in self.face_names.items() if name in chungs]
         for model, names in ((path, self.names), (faces, self.face_names),
@@ -497,13 +498,14 @@ class MarkerDetector:
         corners, kinds, conf = oriented_boxes(output, self.least, self.iou)
         labels = [self.names[int(k)] for k in kinds]
         if self.chips is not None:
-            output = self.chips.run(None, {self.chips.get_inputs()[0].name: blob})[0][0]
+            output = self.chips.run(None, {self.chips_input: blob})[0][0]
             chip_corners, chip_kinds, chip_conf = oriented_boxes(output, self.chips_least, self.iou)
             stacks = np.array([self.chip_names[int(k)] == WAGER for k in chip_kinds], bool)
             mine = np.array([label != WAGER for label in labels], bool)
             corners = np.concatenate([corners[mine], chip_corners[stacks]]).reshape(-1, 4, 2)
             conf = np.concatenate([conf[mine], chip_conf[stacks]])
-            labels = [label for label in labels if label != WAGER] + [WAGER] * int(stacks.sum())
+            labels = [label for label, kept in zip(labels, mine, strict=True) if kept]
+            labels += [WAGER] * int(stacks.sum())
         corners = (corners - [left, top]) / scale
         sure = np.ones(len(labels))
         plaques = [k for k, label in enumerate(labels) if label != WAGER]
