@@ -83,6 +83,29 @@ def test_the_measurement_counts_rounds_tiles_and_displays(
     ) == counts
 
 
+@pytest.mark.parametrize(
+    ("read_as", "by_face", "any_face"),
+    [("4-4", 0, 0), ("3-6", 1, 0)],
+    ids=["a-face-held-twice", "a-face-held-once"],
+)
+def test_the_measurement_judges_a_play_tile_at_the_bar_of_the_face_it_reads_as(
+    read_as: str, by_face: int, any_face: int
+) -> None:
+    """0.3 from the set passes `LOOK_FAR` and fails `SINGLE_FAR`: a tile read as a face the
+    set holds once is flagged only where the faces read are given."""
+    enrolled = looks(32)
+    genuine = looks(10)
+    genuine[4] = looks(1, 2, 0.3)[0]
+    read = np.array(["1-1"] * 10)
+    read[4] = read_as
+    measured = (enrolled[None], genuine, np.array([(0, 0)] * 10), looks(1, 1, 0.8),
+                looks(32), np.zeros(32, np.int64))  # fmt: skip
+    judged = outcomes(*measured, genuine_read=read, foreign_read=np.array(["1-1"]))
+    assert judged["clean rounds flagged"] == by_face
+    assert judged["genuine tiles flagged"] == by_face
+    assert outcomes(*measured)["clean rounds flagged"] == any_face
+
+
 def _alert(position: int, observed: str) -> dict[str, object]:
     return {"position": position, "observed": observed, "summary": ""}
 

@@ -766,8 +766,8 @@ def outsiders(tiles: tuple[SeenTile, ...], rest: NDArray[np.float64]) -> list[st
     face the set holds once, which no copy vouches for (`unlike_copies`), at `SINGLE_FAR`."""
     problems = []
     for tile, far in zip(tiles, rest, strict=True):
-        single = FULL_SET[Tile.parse(tile.face)] == 1
-        allowed = SINGLE_FAR if single else LOOK_FAR
+        allowed = allowed_far(tile.face)
+        single = allowed == SINGLE_FAR
         if far >= allowed:  # never for NaN: a tile not judged
             where = (
                 f"place {tile.place} (laid as {tile.placed})" if tile.place else f"a {tile.read}"
@@ -939,7 +939,8 @@ On the whole displays in order of seeds 906000-906039 and 907000-907039 (8,700 s
 set's own lay under 0.21 from the rest but in one display (cream 907008, 0.253; 99.9% under
 0.15); of the 19 displays still accepted with another maker's tile on such a face, 9 had it
 0.25 or more from the rest. Confirmed on 908000-908039 (docs/enrolment.md, "A face of two
-makers")."""
+makers"). A display's bar only: in play it flagged far more clean rounds than it caught foreign
+tiles (`vision.follow.hands`)."""
 COPY_FAR = 0.3
 """Two tiles enrolled as one face are not one maker's when their looks lie this far apart
 (`unlike_copies`). The set look lets some faces go less than others (a light set's dense-pip
@@ -949,6 +950,12 @@ shipped models, the true boxes moved and refined): the copies of the 399 whole d
 at most 0.36 apart (99% under 0.24); a foreign tile and its face's genuine copy under 0.25 in 5
 of 117; 22 displays with a foreign tile were accepted, 5 of them on a face with a copy 0.3 or
 more from it, and one whole display lay over the bar (0.36, cream 906012 in a line)."""
+
+
+def allowed_far(face: str) -> float:
+    """How far from the set a tile read as `face` may look (`SINGLE_FAR` for a face the set
+    holds once, else `LOOK_FAR`), at enrolment and in play alike."""
+    return SINGLE_FAR if FULL_SET[Tile.parse(face)] == 1 else LOOK_FAR
 
 
 class SetLook:

@@ -359,7 +359,10 @@ class HandsPhase(FollowerBase):
         self, zone: str, watch: HandWatch, position: int, since: float, t: float, out: list[Raised]
     ) -> None:
         """A tile whose look lies `LOOK_FAR` or further from the enrolled set's: another maker's
-        tile, of a face the set holds (a copy too many is `foreign-tile` by count above). Also a
+        tile, of a face the set holds (a copy too many is `foreign-tile` by count above). Every
+        face is judged at `LOOK_FAR`, also one the set holds once, which a display judges at
+        `SINGLE_FAR`: in play that bar flagged 26 of 290 clean rounds through another camera
+        against 6, and caught 2 more foreign tiles of 200 (docs/enrolment.md). Also a
         face-up tile the reader could not read surely enough to count in the hand, where it
         lay that far over the frames (the median): a navy `3-3` in a house set read `5-5` at
         0.33-0.38, 0.76 from the set, was left out of its hand (round 972015, `missing-tile`

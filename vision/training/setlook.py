@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 
 from vision.crops import cut
 from vision.detections import Detections
-from vision.enrol import FACE_NAMES, LOOK_FAR, SetLook, look_distance
+from vision.enrol import FACE_NAMES, LOOK_FAR, SetLook, allowed_far, look_distance
 from vision.progress import each
 from vision.synth.appearance import FAMILIES, looks_named
 from vision.synth.render import Rendering
@@ -273,13 +273,25 @@ def measure(model: Path, out: Path, sets: int, first_seed: int = MEASURE_SEED,
     """For each family, `sets` fresh sets: each enrolled from a display in rows; then, in each
     of `CONDITIONS`, two play scenes' face-up tiles scored against it (a clean round's tiles)
     and one tile of another family's set (the next family in turn) scored as if slipped in;
-    and a display of the same set with one tile of another family's set in it. The looks go to
+    and a display of the same set with one tile of another family's set in it. Each play tile
+    is judged at the bar for the face the shipped reader reads it as (`allowed_far`), as the
+    follower judges it, and at `LOOK_FAR` whatever its face. The looks and the faces read go to
     `out/FAMILY.npz`, so that other rules can be tried on them, the counts to
     `out/setlook.json`."""
+    from vision.detector import Reader
     from vision.synth.display import display_table, render_display
     from vision.training.enrolment import play_crops, play_scene
 
     looker = SetLook(model)
+    reader = Reader()
+    faces_at = [next(k for k, n in reader.names.items() if n == face) for face in FACE_NAMES]
+
+    def read(crops: list[NDArray[np.uint8]]) -> list[str]:
+        if not crops:
+            return []
+        probs = reader.look_at(crops, embed=False)[0][:, faces_at]
+        return [FACE_NAMES[int(k)] for k in probs.argmax(1)]
+
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, object] = {}
     for family in families:
@@ -301,9 +313,11 @@ def measure(model: Path, out: Path, sets: int, first_seed: int = MEASURE_SEED,
                     crops, _ = play_crops(draw(seed * 10 + scene, seed, family), rng)
                     looks.setdefault(f"genuine {key}", []).append(looker.embed(crops))
                     looks.setdefault(f"round {key}", []).extend([(k, scene)] * len(crops))
+                    looks.setdefault(f"read {key}", []).extend(read(crops))
                 crops = _foreign_crops(seed, others[k % len(others)], rng, draw)
                 pick = crops[int(rng.integers(len(crops)))]
                 looks.setdefault(f"foreign {key}", []).append(looker.embed([pick])[0])
+                looks.setdefault(f"foreign read {key}", []).extend(read([pick]))
             shown = _display_crops(render_display(seed, family, "rows", "foreign")[1], rng)
             looks.setdefault("faulty", []).append(looker.embed(shown))
             looks.setdefault("faulty_of", []).extend([k] * len(shown))
@@ -313,9 +327,12 @@ def measure(model: Path, out: Path, sets: int, first_seed: int = MEASURE_SEED,
         results[family] = {}
         for condition in CONDITIONS:
             key = condition.split()[0]
-            results[family][condition] = outcomes(  # type: ignore[index]
-                held["enrolled"], held[f"genuine {key}"], held[f"round {key}"],
-                held[f"foreign {key}"], held["faulty"], held["faulty_of"])  # fmt: skip
+            measured = (held["enrolled"], held[f"genuine {key}"], held[f"round {key}"],
+                        held[f"foreign {key}"], held["faulty"], held["faulty_of"])  # fmt: skip
+            results[family][condition] = {  # type: ignore[index]
+                "by face": outcomes(*measured, genuine_read=held[f"read {key}"],
+                                    foreign_read=held[f"foreign read {key}"]),
+                "any face": outcomes(*measured)}  # fmt: skip
         print(f"{family}: {json.dumps(results[family])}", flush=True)
     (out / "setlook.json").write_text(json.dumps(results, indent=1))
     return results
@@ -349,11 +366,18 @@ def _display_crops(rendering: Rendering, rng: np.random.Generator) -> list[NDArr
 def outcomes(enrolled: NDArray[np.float32], genuine: NDArray[np.float32],
              round: NDArray[np.int64], foreign: NDArray[np.float32],
              faulty: NDArray[np.float32], faulty_of: NDArray[np.int64],
-             far: float = LOOK_FAR) -> dict[str, object]:  # fmt: skip
+             far: float = LOOK_FAR, genuine_read: NDArray[np.str_] | None = None,
+             foreign_read: NDArray[np.str_] | None = None) -> dict[str, object]:  # fmt: skip
     """Per set: its clean rounds flagged (any genuine tile `far` or further from the set), its
     foreign tile caught, its whole display's tiles flagged (each against the rest), and its
-    display with a foreign tile refused (any tile flagged)."""
+    display with a foreign tile refused (any tile flagged). With the faces the play tiles were
+    read as, each play tile is judged at its face's bar (`allowed_far`) instead of `far`."""
+    genuine_far_at = np.array([allowed_far(f) for f in genuine_read]) if genuine_read is not None \
+        else np.full(len(genuine), far)  # fmt: skip
+    foreign_far_at = np.array([allowed_far(f) for f in foreign_read]) if foreign_read is not None \
+        else np.full(len(foreign), far)  # fmt: skip
     flagged_rounds, rounds, caught, own_flagged, refused = 0, 0, 0, 0, 0
+    flagged_tiles = 0
     genuine_far, foreign_far = [], []
     for k, looks in enumerate(enrolled):
         own_flagged += int((look_distance(looks, looks, leave_out=True) >= far).sum())
@@ -361,15 +385,17 @@ def outcomes(enrolled: NDArray[np.float32], genuine: NDArray[np.float32],
         refused += bool((look_distance(shown, shown, leave_out=True) >= far).any())
         mine = round[:, 0] == k
         for scene in np.unique(round[mine, 1]):
-            distances = look_distance(looks, genuine[mine & (round[:, 1] == scene)])
+            in_scene = mine & (round[:, 1] == scene)
+            distances = look_distance(looks, genuine[in_scene])
             genuine_far += distances.tolist()
+            flagged = distances >= genuine_far_at[in_scene]
+            flagged_tiles += int(flagged.sum())
             rounds += 1
-            flagged_rounds += bool((distances >= far).any())
+            flagged_rounds += bool(flagged.any())
         foreign_far.append(float(look_distance(looks, foreign[k : k + 1])[0]))
-        caught += foreign_far[-1] >= far
+        caught += foreign_far[-1] >= foreign_far_at[k]
     return {"sets": len(enrolled), "clean rounds": rounds, "clean rounds flagged": flagged_rounds,
-            "genuine tiles": len(genuine_far),
-            "genuine tiles flagged": int(sum(d >= far for d in genuine_far)),
+            "genuine tiles": len(genuine_far), "genuine tiles flagged": flagged_tiles,
             "foreign caught": int(caught), "whole display tiles flagged": own_flagged,
             "foreign displays refused": refused, "auc": _auc(genuine_far, foreign_far)}  # fmt: skip
 
