@@ -264,7 +264,9 @@ DETECTOR_ARMS: dict[str, tuple[str, ...]] = {"photos-beside-house": FAMILIES, "n
 Every run that pasted one on every frame lost the house look's small dice in the whole-frame
 pass (88.6% found -> 52-72%, `models/MODEL_CARD.md`); these two arms asked whether the
 photographs do it. They do not: the H100 run's arm without them lost the dice as fast (51.0%
-against 44.5%). The next run's arms should differ where the lead is, the norms' statistics.
+against 44.5%). Nor are the norms' statistics: on this CPU, going on loses the dice with the
+norms held too, at any rate, as the rate times the steps (`vision.training.going_on`,
+`models/MODEL_CARD.md`, "Where the house dice go"); a detector run waits on that mended.
 Without photographs (no `--real-dice-table`) only the second trains."""
 DETECTOR_BATCH = 128
 """Crops a step on the GPU: what the earlier GPU runs trained at, and enough for the norms'

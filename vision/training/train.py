@@ -951,7 +951,9 @@ NEW_LOOKS_RATE = 0.0003
 run: the appearance families, real dice): at `GOING_ON_RATE` 1.3 epochs on the CPU found 29% of
 the ivory family's tiles (`models/MODEL_CARD.md`), and ultralytics' own rate for a fresh start
 is 0.0014; a fifth of it, warmed up over the first epoch and falling to a tenth. A third of it
-found fewer dice on every set in 5 epochs on an H200 (`models/MODEL_CARD.md`)."""
+found fewer dice on every set in 5 epochs on an H200 (`models/MODEL_CARD.md`). Going on loses
+the house dice at every rate, as the rate times the steps (`vision.training.going_on`): a lower
+rate only slows it."""
 HELD_NORMS_BELOW = 64
 """Batches smaller than this hold the norms' statistics (their own are too noisy); larger ones,
 a GPU's, let the statistics move to the new looks' cloths and light."""
