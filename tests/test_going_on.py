@@ -12,7 +12,7 @@ import pytest
 from vision.training.going_on import ARMS
 
 RECIPE = {"lr0", "angle", "scale", "freeze", "hold_norms", "optimizer", "momentum",
-          "small_boxes_grown", "cls_pw"}  # fmt: skip
+          "small_boxes_grown_to", "cls_pw"}  # fmt: skip
 
 
 def test_each_arm_changes_only_settings_of_the_going_on_recipe() -> None:

@@ -953,8 +953,8 @@ more from it, and one whole display lay over the bar (0.36, cream 906012 in a li
 
 
 def allowed_far(face: str) -> float:
-    """How far from the set a tile read as `face` may look (`SINGLE_FAR` for a face the set
-    holds once, else `LOOK_FAR`), at enrolment and in play alike."""
+    """How far from the rest of its display a tile enrolled as `face` may look (`SINGLE_FAR`
+    for a face the set holds once, else `LOOK_FAR`). Play judges every face at `LOOK_FAR`."""
     return SINGLE_FAR if FULL_SET[Tile.parse(face)] == 1 else LOOK_FAR
 
 

@@ -47,14 +47,16 @@ ARMS: dict[str, dict[str, object]] = {
     "freeze-2e-4": {"freeze": 11, "lr0": 2e-4},
     "norms-free": {"hold_norms": False},
     "sgd": {"optimizer": "SGD", "lr0": 1e-4, "momentum": 0.9},
-    "small-boxes-as-drawn": {"small_boxes_grown": False},
+    "small-boxes-as-drawn": {"small_boxes_grown_to": 0},
+    "small-boxes-grown-to-32": {"small_boxes_grown_to": 32},
     "classes-weighted": {"cls_pw": 1.0},
 }
 """One setting changed from the CPU's going-on recipe (`train.train_detector` at
 `GOING_ON_RATE`, norms held, batch 16): the rate, the rotated boxes' angle loss, the scale
 augmentation, the backbone frozen (YOLO11n's first 11 modules), the norms' statistics moving,
 plain SGD, and the label assigner taking a die's anchors from inside its drawn box as
-ultralytics 8.3 did (8.4 grows a box under 16 px to 16 px first, `_small_boxes_as_drawn`),
+ultralytics 8.3 did (8.4 grows a box under 16 px to 16 px first, `_small_boxes_grown_to`) or
+from a box grown further,
 and each class's loss weighted by its inverse frequency (dice are a twentieth of the boxes).
 `shipped` measures the start itself."""
 BATCH = 16
@@ -85,8 +87,8 @@ def _train(arm: str, crops: Path, start: Path, epochs: int, out: Path) -> Path:
 
     settings = dict(ARMS[arm])
     hold = bool(settings.pop("hold_norms", True))
-    if not settings.pop("small_boxes_grown", True):
-        _small_boxes_as_drawn()
+    if "small_boxes_grown_to" in settings:
+        _small_boxes_grown_to(int(settings.pop("small_boxes_grown_to")))  # type: ignore[call-overload]
     yolo = _yolo()(str(start))
     _floor_probiou()
     if hold:
@@ -102,19 +104,19 @@ def _train(arm: str, crops: Path, start: Path, epochs: int, out: Path) -> Path:
     return Path(yolo.trainer.save_dir) / "weights" / "last.pt"
 
 
-def _small_boxes_as_drawn() -> None:
+def _small_boxes_grown_to(side: int) -> None:
     """ultralytics' rotated-box assigner picks a box's candidate anchors from inside it, each
     side first grown to the second stride (16 px) where shorter: a 6-px die's from a 16-px
-    square. Here it picks them from the box as drawn, as 8.3 did."""
+    square. Here each side is grown to `side` instead (0: the box as drawn, as 8.3 did)."""
     from ultralytics.utils.tal import RotatedTaskAlignedAssigner
 
     built = RotatedTaskAlignedAssigner.__init__
 
-    def unfloored(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def grown(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
         built(self, *args, **kwargs)
-        self.stride_val = 0
+        self.stride_val = side
 
-    RotatedTaskAlignedAssigner.__init__ = unfloored  # type: ignore[method-assign]
+    RotatedTaskAlignedAssigner.__init__ = grown  # type: ignore[method-assign]
 
 
 def measure(detector: Path, weights: Path | None, crops: Path, data: dict[str, Path]) -> dict:  # type: ignore[type-arg]

@@ -274,8 +274,9 @@ def measure(model: Path, out: Path, sets: int, first_seed: int = MEASURE_SEED,
     of `CONDITIONS`, two play scenes' face-up tiles scored against it (a clean round's tiles)
     and one tile of another family's set (the next family in turn) scored as if slipped in;
     and a display of the same set with one tile of another family's set in it. Each play tile
-    is judged at the bar for the face the shipped reader reads it as (`allowed_far`), as the
-    follower judges it, and at `LOOK_FAR` whatever its face. The looks and the faces read go to
+    is judged at `LOOK_FAR` whatever its face, as the follower judges it, and at the bar a
+    display holds for the face the shipped reader reads it as (`allowed_far`). The looks and
+    the faces read go to
     `out/FAMILY.npz`, so that other rules can be tried on them, the counts to
     `out/setlook.json`."""
     from vision.detector import Reader
