@@ -44,7 +44,6 @@ ARMS: dict[str, dict[str, object]] = {
     "angle0": {"angle": 0.0},
     "noscale": {"scale": 0.0},
     "freeze": {"freeze": 11},
-    "freeze-2e-4": {"freeze": 11, "lr0": 2e-4},
     "norms-free": {"hold_norms": False},
     "sgd": {"optimizer": "SGD", "lr0": 1e-4, "momentum": 0.9},
     "small-boxes-as-drawn": {"small_boxes_grown_to": 0},
@@ -54,11 +53,10 @@ ARMS: dict[str, dict[str, object]] = {
 """One setting changed from the CPU's going-on recipe (`train.train_detector` at
 `GOING_ON_RATE`, norms held, batch 16): the rate, the rotated boxes' angle loss, the scale
 augmentation, the backbone frozen (YOLO11n's first 11 modules), the norms' statistics moving,
-plain SGD, and the label assigner taking a die's anchors from inside its drawn box as
-ultralytics 8.3 did (8.4 grows a box under 16 px to 16 px first, `_small_boxes_grown_to`) or
-from a box grown further,
-and each class's loss weighted by its inverse frequency (dice are a twentieth of the boxes).
-`shipped` measures the start itself."""
+plain SGD, the label assigner taking a die's anchors from inside its box as drawn (as
+ultralytics 8.3 did; 8.4 grows a box under 16 px to 16 px first, `_small_boxes_grown_to`) or
+grown further, and each class's loss weighted by its inverse frequency (a die is one box in
+fourteen in the looks crops). `shipped` measures the start itself."""
 BATCH = 16
 
 
