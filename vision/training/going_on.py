@@ -81,7 +81,14 @@ def _render(out: Path) -> dict[str, Path]:
 
 def _train(arm: str, crops: Path, start: Path, epochs: int, out: Path) -> Path:
     """One arm trained from `start`: its last weights."""
-    from vision.training.train import GOING_ON_RATE, _floor_probiou, _hold_norm_statistics, _yolo
+    from vision.training.train import (
+        DETECTOR_AUGMENT,
+        GOING_ON_RATE,
+        _floor_probiou,
+        _hold_norm_statistics,
+        _yolo,
+        going_on_recipe,
+    )
 
     settings = dict(ARMS[arm])
     hold = bool(settings.pop("hold_norms", True))
@@ -91,11 +98,7 @@ def _train(arm: str, crops: Path, start: Path, epochs: int, out: Path) -> Path:
     _floor_probiou()
     if hold:
         yolo.add_callback("on_train_batch_start", _hold_norm_statistics)
-    recipe: dict[str, object] = {
-        "optimizer": "AdamW", "lr0": GOING_ON_RATE, "lrf": 0.2, "warmup_epochs": 0.0,
-        "warmup_bias_lr": 0.0, "mosaic": 0.0, "close_mosaic": 0, "degrees": 180, "fliplr": 0.5,
-        "flipud": 0.5, "scale": 0.25, **settings,
-    }  # fmt: skip
+    recipe = {**going_on_recipe(GOING_ON_RATE), **DETECTOR_AUGMENT, **settings}
     yolo.train(data=str(crops), epochs=epochs, imgsz=320, batch=BATCH, workers=0, device="cpu",
                project=str(out.resolve()), name="d", exist_ok=True, pretrained=str(start),
                amp=False, plots=False, verbose=False, **recipe)  # fmt: skip

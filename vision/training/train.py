@@ -959,6 +959,21 @@ HELD_NORMS_BELOW = 64
 a GPU's, let the statistics move to the new looks' cloths and light."""
 
 
+DETECTOR_AUGMENT = {"degrees": 180, "fliplr": 0.5, "flipud": 0.5, "scale": 0.25}
+"""The detector's augmentation, fresh or going on: tiles lie at any angle and either way up on
+the cloth; sets and camera heights differ in scale by about a quarter."""
+
+
+def going_on_recipe(rate: float) -> dict[str, object]:
+    """ultralytics' settings for going on from a checkpoint at `rate`: AdamW, no mosaics; a
+    short CPU run's low rate (`GOING_ON_RATE` or under) unwarmed and falling to a fifth, a
+    GPU's warmed up over the first epoch and falling to a tenth."""
+    slow = rate <= GOING_ON_RATE
+    return {"optimizer": "AdamW", "lr0": rate, "lrf": 0.2 if slow else 0.1,
+            "warmup_epochs": 0.0 if slow else 1.0, "warmup_bias_lr": 0.0, "mosaic": 0.0,
+            "close_mosaic": 0}  # fmt: skip
+
+
 def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
                    batch: int = 16, weights: Path | None = None, device: str = "cpu",
                    workers: int = 2, rate: float = GOING_ON_RATE,
@@ -970,10 +985,6 @@ def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
     yolo = _yolo()(str(weights) if weights else "yolo11n-obb.yaml")
     _floor_probiou()
     out = out.resolve()  # ultralytics puts a relative project under its own runs folder
-    slow = rate <= GOING_ON_RATE
-    going_on = {"optimizer": "AdamW", "lr0": rate, "lrf": 0.2 if slow else 0.1,
-                "warmup_epochs": 0.0 if slow else 1.0, "warmup_bias_lr": 0.0, "mosaic": 0.0,
-                "close_mosaic": 0}  # fmt: skip
     fresh = {"mosaic": 1.0, "close_mosaic": 2, "warmup_epochs": 3.0}
     if weights and batch < HELD_NORMS_BELOW:
         yolo.add_callback("on_train_batch_start", _hold_norm_statistics)
@@ -983,9 +994,8 @@ def train_detector(data_yaml: Path, out: Path, epochs: int, hours: float | None,
     yolo.train(data=str(data_yaml), epochs=epochs, imgsz=DETECTOR_CROP, batch=batch,
                workers=workers, device=device, project=str(out), name="detector", exist_ok=True,
                pretrained=str(weights) if weights else False,
-               amp=False, plots=False, time=hours, degrees=180, fliplr=0.5, flipud=0.5,
-               scale=0.25, patience=100, verbose=False,
-               **(going_on if weights else fresh))  # fmt: skip
+               amp=False, plots=False, time=hours, patience=100, verbose=False,
+               **DETECTOR_AUGMENT, **(going_on_recipe(rate) if weights else fresh))  # fmt: skip
     best = Path(yolo.trainer.save_dir) / "weights" / "best.pt"
     return export_onnx(best, list(DETECTOR_INPUT))
 
