@@ -296,7 +296,9 @@ class EdgeApp:
         source = self.source
         try:
             if isinstance(source, ModelSource):  # each frame whole: nothing kept between
-                check = check_models(source.look, markers=source.watch is not None)
+                watch = source.watch
+                chips = watch is not None and watch.detector.chips is not None
+                check = check_models(source.look, markers=watch is not None, chips=chips)
             else:
                 check = check_models(lambda image: source.detections(0, 0.0, image))
         except FileNotFoundError as error:  # PAIGOW_MODELS without the frames shipped beside

@@ -742,15 +742,15 @@ def test_the_refiner_picture_shows_dice_and_a_tile_before_and_after(tmp_path: Pa
 
 def test_the_self_check_tells_a_right_reading_from_a_blind_one(tmp_path: Path) -> None:
     """The box's start-up check on the frames shipped in models/selfcheck/: boxes exactly on
-    every known object pass, no boxes at all fail, markers count only where the box has marker
-    models to look for them, and a missing folder says what is missing."""
+    every known object in view pass, no boxes at all fail, markers and chips count only where
+    the box has models to look for them, and a missing folder says what is missing."""
     known = json.loads((FRAMES / "objects.json").read_text())
 
-    def exact(markers: bool) -> Callable[[np.ndarray], Detections]:
+    def exact(left_out: tuple[str, ...] = ()) -> Callable[[np.ndarray], Detections]:
         truths = iter(known.values())
 
         def read(image: np.ndarray) -> Detections:
-            objects = [o for o in next(truths) if markers or o["label"] not in MARKERS]
+            objects = [o for o in next(truths) if o["visible"] and o["label"] not in left_out]
             return Detections(
                 np.array([o["corners"] for o in objects], np.float64).reshape(-1, 4, 2),
                 np.ones(len(objects)),
@@ -759,23 +759,29 @@ def test_the_self_check_tells_a_right_reading_from_a_blind_one(tmp_path: Path) -
 
         return read
 
-    right = check_models(exact(markers=True), markers=True)
+    right = check_models(exact(), markers=True, chips=True)
     assert right.passed and right.faces_read == right.faces and right.over_nothing == 0
+    assert right.markers_read == right.markers > 0  # the frames show markers
+    assert right.chips_found == right.chips > 0  # and stacks of chips
+    assert not check_models(exact(MARKERS), markers=True).passed  # markers not found
+    assert check_models(exact(MARKERS)).passed  # no marker models: none looked for
+    assert not check_models(exact((WAGER,)), markers=True, chips=True).passed  # chips missed
+    assert check_models(exact((WAGER,)), markers=True).passed  # no chips model: none looked for
 
-    def with_chips(image: np.ndarray) -> Detections:  # the chips model's stacks, on the cloth
-        square = [[10.0, 10.0], [40.0, 10.0], [40.0, 40.0], [10.0, 40.0]]  # a corner's cloth
+    def with_chips(image: np.ndarray) -> Detections:  # a chips model boxing a corner's cloth
+        square = [[10.0, 10.0], [40.0, 10.0], [40.0, 40.0], [10.0, 40.0]]
         chips = Detections(np.tile(square, (30, 1, 1)), np.ones(30), (WAGER,) * 30)
         return Detections.concat([chips_free(image), chips])
 
-    chips_free = exact(markers=True)
-    assert check_models(with_chips, markers=True).over_nothing == 0
-    assert right.markers_read == right.markers > 0  # the frames show markers
-    assert not check_models(exact(markers=False), markers=True).passed  # markers not found
-    assert check_models(exact(markers=False)).passed  # no marker models: none looked for
+    chips_free = exact()
+    flooded = check_models(with_chips, markers=True, chips=True)
+    assert flooded.over_nothing == 30 * flooded.frames and not flooded.passed
+    chips_free = exact()
+    assert check_models(with_chips, markers=True).over_nothing == 0  # not looked for
     blind = check_models(lambda image: Detections.empty())
     assert not blind.passed and blind.faces_read == 0
     with pytest.raises(FileNotFoundError, match="known frames are missing"):
-        check_models(exact(markers=True), frames=tmp_path)
+        check_models(exact(), frames=tmp_path)
 
 
 @pytest.mark.parametrize("shape", [(544, 960), (320, 320), (37, 53)])

@@ -641,8 +641,8 @@ class ShiftedModels:
 def test_models_that_misread_known_frames_are_an_alarm(
     tmp_path: Path, source: type[ShiftedModels] | None, alarmed: bool
 ) -> None:
-    """The shipped models, marker models included, are checked on this machine's CPU and
-    runtime, as the box checks them at start; the box with labels (a demo) is not checked."""
+    """The shipped models, marker and chips models included, are checked on this machine's CPU
+    and runtime, as the box checks them at start; the box with labels (a demo) is not checked."""
     from edge.app import EdgeApp
 
     with_labels = EdgeConfig.load(edge_config(tmp_path, free_port()))
@@ -656,8 +656,9 @@ def test_models_that_misread_known_frames_are_an_alarm(
     assert app.models_check is not None
     assert app.models_check.passed is not alarmed, str(app.models_check)
     assert ("models-misread" in app.health_alarms()) is alarmed
-    if source is None:  # the shipped marker models are checked too
+    if source is None:  # the shipped marker and chips models are checked too
         assert app.models_check.markers_read == app.models_check.markers > 0
+        assert app.models_check.chips_found == app.models_check.chips > 0
 
 
 @pytest.mark.parametrize(
