@@ -12,7 +12,7 @@ import pytest
 from vision.training.going_on import ARMS
 
 RECIPE = {"lr0", "angle", "scale", "freeze", "hold_norms", "optimizer", "momentum",
-          "small_boxes_grown_to", "cls_pw"}  # fmt: skip
+          "small_boxes_grown_to", "cls_pw", "box", "dfl", "full_targets", "shape_term"}  # fmt: skip
 
 
 def test_each_arm_changes_only_settings_of_the_going_on_recipe() -> None:
@@ -25,8 +25,12 @@ def test_each_arm_changes_only_settings_of_the_going_on_recipe() -> None:
 
 @pytest.mark.parametrize(
     ("args", "said"),
-    [(["--arms", "base,faster"], "no arm faster"), (["--epochs", "0"], "at least 1")],
-    ids=["unknown-arm", "no-epochs"],
+    [
+        (["--arms", "base,faster"], "no arm faster"),
+        (["--epochs", "0"], "at least 1"),
+        (["--where-dice-are-boxed", "0"], "at least 1 frame"),
+    ],
+    ids=["unknown-arm", "no-epochs", "no-frames"],
 )
 def test_the_command_says_what_is_wrong_in_one_line(args: list[str], said: str) -> None:
     root = Path(__file__).resolve().parents[1]

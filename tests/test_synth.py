@@ -72,6 +72,28 @@ def test_a_training_scene_lays_capital_in_the_centre_circle_only_where_no_tile_l
     assert 5 <= with_capital <= 30, with_capital
 
 
+def test_a_scene_without_plaques_is_the_same_scene_with_its_chung_and_button_left_off() -> None:
+    """The going-on ablation's `house-no-plaques` set: the same tiles, dice, chips and arms where
+    they lay, only the plaques gone (the rest of the scene is drawn as before)."""
+    from vision.labels import MARKERS
+    from vision.layout import TableLayout
+    from vision.synth.sampler import random_scene
+    from vision.synth.scene import Box
+
+    layout, plaques_seen = TableLayout(), 0
+    for index in range(12):
+        whole = random_scene(np.random.default_rng([7, index]), layout)
+        bare = random_scene(np.random.default_rng([7, index]), layout, plaques=False)
+        kept = [t for t in whole if t.label not in MARKERS]
+        plaques_seen += len(whole) - len(kept)
+        assert not any(t.label in MARKERS for t in bare)
+        where = [(t.label, (t.corners() if isinstance(t, Box) else t.footprint).tolist())
+                 for t in bare]  # fmt: skip
+        assert where == [(t.label, (t.corners() if isinstance(t, Box) else t.footprint).tolist())
+                         for t in kept]  # fmt: skip
+    assert plaques_seen > 0
+
+
 def test_different_indices_differ() -> None:
     assert not np.array_equal(SAMPLES[0].rendering.image, SAMPLES[1].rendering.image)
 

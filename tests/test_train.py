@@ -535,6 +535,76 @@ def test_the_floored_loss_takes_the_floor_ultralytics_8_4_passes() -> None:
         assert widened != pytest.approx(plain, abs=1e-4)
 
 
+@pytest.mark.parametrize("off", [0.25, 0.375], ids=["two-pixels-off", "three-pixels-off"])
+def test_a_tiny_off_centre_box_is_paid_to_grow_unless_its_shape_counts(off: float) -> None:
+    """A die 0.8 of a stride-8 cell wide (6-7 px), predicted 2-3 px off its centre each way
+    (the shipped detector's dice are boxed a median 2.2 px off):
+    ultralytics' rotated-box loss is lowest for a box wider than the die; with the shape term
+    (`box_shape_term`) it is lowest at the die's own size, and the loss is ultralytics' own again
+    outside it."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("ultralytics")
+    from ultralytics.utils import loss
+
+    from vision.training.train import _floor_probiou, box_shape_term
+
+    _floor_probiou()
+    boxes = loss.RotatedBboxLoss(16)
+
+    def cost(side: float) -> float:
+        predicted = torch.tensor([[[5.0 + off, 5.0 + off, side, side, 0.0]]])
+        die = torch.tensor([[[5.0, 5.0, 0.8, 0.8, 0.0]]])
+        scores, sizes = torch.tensor([[[0.0, 0.0, 1.0]]]), ()
+        if hasattr(boxes, "floor"):  # 8.4 passes the input's size and the strides
+            sizes = (torch.tensor([320.0, 320.0]), torch.tensor([[8.0]]))
+        iou_loss, _ = boxes(torch.zeros(1, 1, 64), predicted, torch.tensor([[5.5, 5.5]]), die,
+                            scores, scores.sum(), torch.tensor([[True]]), *sizes)  # fmt: skip
+        return float(iou_loss)
+
+    plain = [cost(side) for side in (0.8, 1.0, 1.2)]
+    assert plain[1] < plain[0]  # paid to grow
+    with box_shape_term():
+        shaped = [cost(side) for side in (0.8, 1.0, 1.2)]
+    assert shaped[0] < shaped[1] < shaped[2]
+    assert [cost(side) for side in (0.8, 1.0, 1.2)] == plain
+
+
+def test_dice_are_trained_to_full_class_targets_and_tiles_to_their_boxes_fit() -> None:
+    """ultralytics' assigner scales each positive anchor's class target by how well its object's
+    boxes fit; within `full_class_targets` a die's anchors get 1, a tile's keep the aligned
+    target, and outside it the dice's are aligned again."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("ultralytics")
+    from ultralytics.utils.tal import RotatedTaskAlignedAssigner
+
+    from vision.training.train import FULL_TARGETS, _floor_probiou, full_class_targets
+
+    _floor_probiou()
+    ys, xs = torch.meshgrid(torch.arange(20) + 0.5, torch.arange(20) + 0.5, indexing="ij")
+    anchors = torch.stack((xs.reshape(-1), ys.reshape(-1)), -1)
+    truths = torch.tensor([[[5.0, 5.0, 3.0, 8.0, 0.0], [14.0, 14.0, 2.0, 2.0, 0.0]]])
+    classes = torch.tensor([[[0.0], [2.0]]])  # a tile and a die (`DETECTOR_CLASSES`)
+    predicted = torch.cat((anchors, torch.tensor([[2.6, 7.0, 0.1]]).expand(len(anchors), 3)), -1)
+    near_die = (anchors - 14).abs().amax(-1) < 3
+    predicted[near_die, 2:4] = torch.tensor([2.8, 2.8])  # a die's boxes, too wide
+    assigner = RotatedTaskAlignedAssigner(topk=10, num_classes=3)
+
+    def targets() -> tuple[torch.Tensor, torch.Tensor]:
+        scores = torch.full((1, len(anchors), 3), 0.5)
+        found = assigner(scores, predicted[None], anchors, classes, truths, torch.ones(1, 2, 1))
+        labels, _, scores, positive, _ = found
+        best = scores[0].amax(-1)
+        return best[positive[0] & (labels[0] == 2)], best[positive[0] & (labels[0] == 0)]
+
+    dice, tiles = targets()
+    assert FULL_TARGETS == ("die",)
+    assert len(dice) and (dice < 1).all() and len(tiles) and (tiles < 1).all()
+    with full_class_targets(FULL_TARGETS):
+        full_dice, same_tiles = targets()
+    assert (full_dice == 1).all() and torch.equal(same_tiles, tiles)
+    assert torch.equal(targets()[0], dice)
+
+
 def test_round_crops_are_mined_from_the_rounds_asked_for_judged_by_the_reader_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -95,13 +95,15 @@ def render_sample(
     close_ups: float = 0.35,
     cocked_dice: float = COCKED_DICE,
     families: tuple[str, ...] = (),
+    plaques: bool = True,
 ) -> Sample:
     """Image `index` of the data set for `seed`: the same pixels whatever else is generated.
     `close_ups` is the share of images that show one zone close up rather than the table.
     With `families`, the scene is dressed in one of them (`family_of`); its look is drawn from a
-    stream of its own, so the scene's layout is the house image's."""
+    stream of its own, so the scene's layout is the house image's. Without `plaques`, the chung
+    and button are left off (`random_scene`)."""
     rng = np.random.default_rng([seed, index])
-    things = random_scene(rng, LAYOUT, cocked_dice)
+    things = random_scene(rng, LAYOUT, cocked_dice, plaques)
     family = family_of(index, families)
     dressing = np.random.default_rng([seed, index, 0xFA])
     look_of = appearance(family, dressing)
@@ -165,6 +167,7 @@ def write_dataset(
     families: tuple[str, ...] = (),
     workers: int = 1,
     progress: bool = True,
+    plaques: bool = True,
 ) -> dict:  # type: ignore[type-arg]
     """Render and write `n` images, on `workers` processes; returns the data-set card. The
     images and their order do not depend on `workers`."""
@@ -176,7 +179,7 @@ def write_dataset(
     resolutions: Counter[str] = Counter()
     images = {"train": 0, "val": 0}
     per_family: Counter[str] = Counter()
-    jobs = [(out, seed, index, val_fraction, resolution, close_ups, cocked_dice, families)
+    jobs = [(out, seed, index, val_fraction, resolution, close_ups, cocked_dice, families, plaques)
             for index in range(n)]  # fmt: skip
     with (out / "annotations.jsonl").open("w") as annotations, _pool(workers) as pool:
         written = pool.imap(_write_image, jobs, chunksize=4) if pool else map(_write_image, jobs)
@@ -225,9 +228,9 @@ def _pool(workers: int) -> Iterator[Pool | None]:
 
 def _write_image(job: tuple) -> dict:  # type: ignore[type-arg]
     """Render image `index`, write it and its labels; its annotation line."""
-    out, seed, index, val_fraction, resolution, close_ups, cocked_dice, families = job
+    out, seed, index, val_fraction, resolution, close_ups, cocked_dice, families, plaques = job
     split = "val" if (index * 7919 % 1000) < val_fraction * 1000 else "train"
-    sample = render_sample(seed, index, resolution, close_ups, cocked_dice, families)
+    sample = render_sample(seed, index, resolution, close_ups, cocked_dice, families, plaques)
     width, height = sample.resolution
     name = f"{index:06d}"
     cv2.imwrite(

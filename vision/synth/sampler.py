@@ -102,10 +102,14 @@ COCKED_DICE = 0.05
 
 
 def random_scene(
-    rng: np.random.Generator, layout: TableLayout, cocked_dice: float = COCKED_DICE
+    rng: np.random.Generator,
+    layout: TableLayout,
+    cocked_dice: float = COCKED_DICE,
+    plaques: bool = True,
 ) -> list[Thing]:
     """A genuine set of 32 tiles dealt out in a random mix of round stages, plus dice (this
-    share of them cocked) and distractors."""
+    share of them cocked) and distractors; without `plaques`, the same scene with its chung and
+    button left off the table."""
     size = TileSize.random(rng)
     faces = list(FACES_IN_SET)
     rng.shuffle(faces)
@@ -121,7 +125,7 @@ def random_scene(
         things += _hand(group, position, str(style), layout, size, rng)
     things += _loose(rest, layout, size, rng, face_up_chance=float(rng.uniform(0.3, 1.0)))
     things += _dice(layout, rng, cocked_dice)
-    things += _distractors(layout, rng)
+    things += _distractors(layout, rng, plaques)
     things += _capital(layout, rng.spawn(1)[0], things)
     return things
 
@@ -303,7 +307,7 @@ def _capital(layout: TableLayout, rng: np.random.Generator, things: list[Thing])
     return stacks
 
 
-def _distractors(layout: TableLayout, rng: np.random.Generator) -> list[Thing]:
+def _distractors(layout: TableLayout, rng: np.random.Generator, plaques: bool) -> list[Thing]:
     things: list[Thing] = []
     for x, y in layout.box_centres:
         if rng.random() < 0.5:  # a stack of chips on the box
@@ -312,10 +316,10 @@ def _distractors(layout: TableLayout, rng: np.random.Generator) -> list[Thing]:
             stack = chip_stack(x + rng.normal(0, 20), y + rng.normal(0, 20), colour, count)
             stack.label = WAGER
             things.append(stack)
-    if rng.random() < MARKER_CHANCE["chung"]:
-        things.append(_marker(layout, rng, chung=True))
-    if rng.random() < MARKER_CHANCE["button"]:
-        things.append(_marker(layout, rng, chung=False))
+    for kind in ("chung", "button"):  # drawn either way: the rest of the scene stays the same
+        if rng.random() < MARKER_CHANCE[kind]:
+            plaque = _marker(layout, rng, chung=kind == "chung")
+            things += [plaque] if plaques else []
     for _ in range(int(rng.integers(0, 3))):  # cards of other games
         card = np.full((88, 63, 4), 255, np.uint8)
         things.append(
