@@ -404,6 +404,13 @@ BUGS = (
         ("tests/test_markers.py", "-k", "chips_come_from"),
     ),
     Bug(
+        "chips-forgotten-at-the-look-between",
+        "vision/detector.py",
+        "                self.seen = Detections.concat([self.seen, self.stacks])\n",
+        "                pass\n",
+        ("tests/test_markers.py", "-k", "once_a_second"),
+    ),
+    Bug(
         "self-check-counts-chips-no-model-looked-for",
         "vision/selfcheck.py",
         '        if (kind == "plaque" and not markers) or (kind == "chips" and not chips):',

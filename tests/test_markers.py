@@ -68,14 +68,47 @@ def _boxes(centres: list[tuple[float, float]], labels: tuple[str, ...]) -> Detec
 
 
 class FakeMarkers:
-    """Sees the chung at (100, 100) in every frame it is shown, and counts its looks."""
+    """Sees the chung at (100, 100) in every frame it is shown, and counts its looks; no chips
+    model."""
+
+    chips = None
 
     def __init__(self) -> None:
         self.looks = 0
 
-    def detect(self, image: np.ndarray) -> Detections:
+    def detect(self, image: np.ndarray, chips: bool = True) -> Detections:
         self.looks += 1
         return _boxes([(100, 100)], (CHUNG_BANKER,))
+
+
+class FakeMarkersAndChips(FakeMarkers):
+    """Sees the chung at every look, and at each look for chips a stack one pixel further right
+    than at the last (which look's stacks a frame reports)."""
+
+    chips = "a chips model"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chip_looks = 0
+
+    def detect(self, image: np.ndarray, chips: bool = True) -> Detections:
+        chung = super().detect(image)
+        if not chips:
+            return chung
+        self.chip_looks += 1
+        return Detections.concat([chung, _boxes([(300 + self.chip_looks, 300)], (WAGER,))])
+
+
+def test_chips_are_looked_for_once_a_second_and_the_looks_between_report_the_last_stacks() -> None:
+    fake = FakeMarkersAndChips()
+    watch = MarkerWatch(fake, every_s=0.5, chips_every_s=1.0)  # type: ignore[arg-type]
+    image = np.zeros((8, 8, 3), np.uint8)
+    looks = {t: watch.watch(t, image, Detections.empty()) for t in (0.0, 0.5, 1.0, 1.5, 2.0)}
+    assert fake.looks == 5 and fake.chip_looks == 3  # chips at 0.0, 1.0 and 2.0
+    stacks = {t: seen[np.isin(seen.labels, [WAGER])].corners.mean(1)[:, 0].tolist()
+              for t, seen in looks.items()}  # fmt: skip
+    assert stacks == {0.0: [301.0], 0.5: [301.0], 1.0: [302.0], 1.5: [302.0], 2.0: [303.0]}
+    assert all(CHUNG_BANKER in seen.labels for seen in looks.values())
 
 
 def test_markers_are_looked_for_on_their_schedule_and_boxes_on_them_dropped_between() -> None:
@@ -194,7 +227,9 @@ def test_a_stack_of_chips_keeps_the_detectors_class_and_hides_no_tile(tmp_path: 
     assert found.label_confidence.tolist()[1] == 1.0  # as the detector said it
 
     class ChipsSeen:
-        def detect(self, image: np.ndarray) -> Detections:
+        chips = None
+
+        def detect(self, image: np.ndarray, chips: bool = True) -> Detections:
             return _boxes([(100, 100)], (WAGER,))
 
     watch = MarkerWatch(ChipsSeen(), every_s=0.5)  # type: ignore[arg-type]
@@ -219,6 +254,7 @@ def test_chips_come_from_the_chips_model_alone_and_plaques_from_the_marker_detec
     markers = MarkerDetector(tmp_path / "markers.onnx", faces=None, chips=tmp_path / "chips.onnx")
     found = markers.detect(np.zeros((1080, 1920, 3), np.uint8))
     assert found.labels == (PLUS_4, WAGER)
+    assert markers.detect(np.zeros((1080, 1920, 3), np.uint8), chips=False).labels == (PLUS_4,)
     assert markers.classes == (*MARKERS, WAGER)
     assert np.allclose(found.corners[1].mean(0), [200, 200 - 2 * 2], atol=2)
 

@@ -448,6 +448,12 @@ stays for the round, and the follower takes it after `ROUND.steady` looks, 1.5 s
 the washing and the dice before delivery. A look (detector and face reader) costs 43 ms on a
 1080p frame, more than half of a frame's 74 ms of tile models (docs/detector.md): every frame it
 would cut the frames analysed a second by a third, twice a second it takes 86 ms a second."""
+CHIPS_EVERY_S = 1.0
+"""Seconds of video between looks for chips (`CHIPS_MODEL`), at every other look for markers;
+the look between reports the stacks of the one before. Wagers are laid before the washing and
+stay until the table clears, and who banks is taken from them before the delivery. The chips
+model costs about as much as the marker models together (a look 159 ms with it against 71 ms
+without, `benchmarks/marker_look.py`): once a second it takes 88 ms a second less."""
 
 
 class MarkerDetector:
@@ -492,16 +498,22 @@ class MarkerDetector:
             return tuple(self.names.values())
         return (*(name for name in self.names.values() if name != WAGER), WAGER)
 
-    def detect(self, image: NDArray[np.uint8]) -> Detections:
+    def detect(self, image: NDArray[np.uint8], chips: bool = True) -> Detections:
+        """The markers, and the stacks of chips; without `chips`, where a chips model is there,
+        no stacks (the marker detector's own are never reported beside one)."""
         blob, scale, left, top = letterbox(image, *DETECTOR_INPUT)
         output = self.session.run(None, {self.input.name: blob})[0][0]
         corners, kinds, conf = oriented_boxes(output, self.least, self.iou)
         labels = [self.names[int(k)] for k in kinds]
         if self.chips is not None:
-            output = self.chips.run(None, {self.chips_input: blob})[0][0]
-            chip_corners, chip_kinds, chip_conf = oriented_boxes(output, self.chips_least, self.iou)
-            stacks = np.array([self.chip_names[int(k)] == WAGER for k in chip_kinds], bool)
             mine = np.array([label != WAGER for label in labels], bool)
+            chip_corners, chip_conf, stacks = np.zeros((0, 4, 2)), np.zeros(0), np.zeros(0, bool)
+            if chips:
+                output = self.chips.run(None, {self.chips_input: blob})[0][0]
+                chip_corners, chip_kinds, chip_conf = oriented_boxes(
+                    output, self.chips_least, self.iou
+                )
+                stacks = np.array([self.chip_names[int(k)] == WAGER for k in chip_kinds], bool)
             corners = np.concatenate([corners[mine], chip_corners[stacks]]).reshape(-1, 4, 2)
             conf = np.concatenate([conf[mine], chip_conf[stacks]])
             labels = [label for label, kept in zip(labels, mine, strict=True) if kept]
@@ -538,7 +550,8 @@ class MarkerDetector:
 
 
 class MarkerWatch:
-    """Looks for markers every `MARKER_EVERY_S` of video and adds them to that frame's
+    """Looks for markers every `MARKER_EVERY_S` of video (and for chips every `CHIPS_EVERY_S`,
+    the stacks last found reported at the looks between) and adds them to that frame's
     detections; in every frame until the next look, a box on a marker's plaque seen at the last
     look is dropped (chips hide nothing the tile detector boxes): the tile detector, which has
     no class for the plaques, boxes one as a face-up tile now and then (7 of 432 held-out
@@ -547,18 +560,28 @@ class MarkerWatch:
     centre (`_on_markers`): a tile set down half over an Off button
     (the hand played on the box it marks) is kept."""
 
-    def __init__(self, detector: MarkerDetector, every_s: float = MARKER_EVERY_S) -> None:
+    def __init__(self, detector: MarkerDetector, every_s: float = MARKER_EVERY_S,
+                 chips_every_s: float = CHIPS_EVERY_S) -> None:  # fmt: skip
         self.detector = detector
         self.every_s = every_s
-        self.due = float("-inf")
+        self.chips_every_s = chips_every_s
+        self.due = self.chips_due = float("-inf")
         self.seen = Detections.empty()
+        self.stacks = Detections.empty()
+        """The stacks of chips the last look for chips found: reported again until the next."""
         self.plaques = np.zeros((0, 4, 2))
         """The corners of the plaques among `seen`: what a tile or die box is dropped on."""
 
     def watch(self, t: float, image: NDArray[np.uint8], detections: Detections) -> Detections:
         looked = t >= self.due
         if looked:
-            self.seen = self.detector.detect(image)
+            chips = self.detector.chips is None or t >= self.chips_due
+            self.seen = self.detector.detect(image, chips=chips)
+            if self.detector.chips is not None and chips:
+                self.stacks = self.seen[np.isin(self.seen.labels, [WAGER])]
+                self.chips_due = t + self.chips_every_s
+            elif self.detector.chips is not None:
+                self.seen = Detections.concat([self.seen, self.stacks])
             self.plaques = self.seen.corners[np.isin(self.seen.labels, MARKERS)]
             self.due = t + self.every_s
         if len(self.plaques) and len(detections):

@@ -416,8 +416,10 @@ def _models_digest(reuse: bool) -> str:
     for name in MODEL_FILES:
         if (MODELS / name).exists():
             digest.update((MODELS / name).read_bytes())
-    marker_looks = (detector.MARKER_CONFIDENCE, detector.CHIPS_CONFIDENCE, detector.MARKER_EVERY_S)
-    digest.update((repr(marker_looks) + inspect.getsource(detector.MarkerWatch)).encode())
+    marker_looks = (detector.MARKER_CONFIDENCE, detector.CHIPS_CONFIDENCE,
+                    detector.MARKER_EVERY_S, detector.CHIPS_EVERY_S)  # fmt: skip
+    watching = (detector.MarkerWatch, detector.MarkerDetector.detect)
+    digest.update((repr(marker_looks) + "".join(map(inspect.getsource, watching))).encode())
     geometry = (
         (crops.CROP, crops.TILE_MARGIN, crops.DIE_MARGIN, crops.REFINED_LEAN_MARGIN),
         (refine.REFINE_CROP, refine.FIRST.tile, refine.FIRST.die, refine.FIRST.most_shift),

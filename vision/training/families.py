@@ -270,7 +270,8 @@ scores follow, and the families' tile faces, which the shipped detector boxes as
 die class down (`vision.training.going_on`, `models/MODEL_CARD.md`, "Where the house dice go").
 `train.train_detector` now goes on with two mends that keep most of the house dice through six
 epochs of the looks at the CPU's rate (86.5% with the closer look; 29.3% after two before them);
-the families' dice found still fall. Without photographs (no `--real-dice-table`) only the second trains."""
+the families' dice found still fall. Without photographs (no `--real-dice-table`) only the
+second trains."""
 DETECTOR_BATCH = 128
 """Crops a step on the GPU: what the earlier GPU runs trained at, and enough for the norms'
 statistics to move with the new looks (`train.HELD_NORMS_BELOW`)."""
