@@ -452,8 +452,10 @@ CHIPS_EVERY_S = 1.0
 """Seconds of video between looks for chips (`CHIPS_MODEL`), at every other look for markers;
 the look between reports the stacks of the one before. Wagers are laid before the washing and
 stay until the table clears, and who banks is taken from them before the delivery. The chips
-model costs about as much as the marker models together (a look 159 ms with it against 71 ms
-without, `benchmarks/marker_look.py`): once a second it takes 88 ms a second less."""
+model costs about as much as the marker models together (a look 110.6 ms with it against 57.6
+ms without on a 2-core CPU without VNNI, `benchmarks/marker_look.py`): once a second, a second
+of video's looks take 168 ms instead of 221. The 330 rounds of `docs/accuracy.md` gave the same
+alerts, hands and banks so."""
 
 
 class MarkerDetector:
