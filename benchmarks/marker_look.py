@@ -4,9 +4,10 @@
 
 A look runs the marker detector and its face reader on a full-table 1080p frame (seed 4242,
 never trained on) twice a second of video (`vision.detector.MARKER_EVERY_S`); a chips model runs
-beside them at each look. Prints the median of `--repeats` looks (the first two left out), for
-the marker models alone and with each chips model, timed one after another in one process so
-that they share the machine's state; run it with nothing else running.
+beside them at every other look (`vision.detector.CHIPS_EVERY_S`). Prints the median of
+`--repeats` looks (the first two left out), for the marker models alone and with each chips
+model, timed one after another in one process so that they share the machine's state; run it
+with nothing else running.
 """
 
 from __future__ import annotations

@@ -398,10 +398,10 @@ def one_box_per_die(
 MARKERS_MODEL = MODELS / "markers.onnx"
 MARKER_FACES_MODEL = MODELS / "marker-faces.onnx"
 CHIPS_MODEL = MODELS / "chips.onnx"
-"""A YOLO11n-OBB that finds stacks of chips (`wager`), run beside the marker detector at each
-look and kept for its `wager` boxes alone. Trained with the markers as its other classes, it
-finds 98.6% of held-out stacks but fewer plaques than the shipped marker detector, which stays
-the plaques' detector (models/MODEL_CARD.md, "Chips")."""
+"""A YOLO11n-OBB that finds stacks of chips (`wager`), run beside the marker detector at every
+other look (`CHIPS_EVERY_S`) and kept for its `wager` boxes alone. Trained with the markers as
+its other classes, it finds 98.6% of held-out stacks but fewer plaques than the shipped marker
+detector, which stays the plaques' detector (models/MODEL_CARD.md, "Chips")."""
 DICE_MODEL = MODELS / "dice.onnx"
 """A reader of dice alone (YOLO11n-cls, six values), trained on rendered dice of every look
 and on real photographs' dice: it reads real dice far better than the reader of tiles and

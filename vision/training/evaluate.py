@@ -652,7 +652,7 @@ def _chips_line(m: dict) -> str:  # type: ignore[type-arg]
     """Stacks of chips, where a look for markers finds them (`wager`): who banks."""
     if "wager" not in m.get("marker_classes", ()):
         return ""
-    finder = ("A chips model of its own (`models/chips.onnx`), run at each look beside it, finds"
+    finder = ("A chips model of its own (`models/chips.onnx`), run beside it once a second, finds"
               if m.get("chips_model") else "The same detector finds")  # fmt: skip
     return f"""
   {finder} stacks of chips (`wager`: on the betting boxes, and a
