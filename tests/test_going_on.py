@@ -3,12 +3,9 @@ figures are in models/MODEL_CARD.md."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
+from tests.conftest import one_line_error
 from vision.training.going_on import ARMS
 
 RECIPE = {"lr0", "angle", "scale", "freeze", "hold_norms", "optimizer", "momentum",
@@ -33,8 +30,4 @@ def test_each_arm_changes_only_settings_of_the_going_on_recipe() -> None:
     ids=["unknown-arm", "no-epochs", "no-frames"],
 )
 def test_the_command_says_what_is_wrong_in_one_line(args: list[str], said: str) -> None:
-    root = Path(__file__).resolve().parents[1]
-    run = subprocess.run([sys.executable, "-m", "vision.training.going_on", *args], cwd=root,
-                         capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
-    assert run.returncode == 2
-    assert said in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert said in one_line_error("vision.training.going_on", *args)

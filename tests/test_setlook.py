@@ -5,13 +5,12 @@ test_follow.py."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.conftest import one_line_error
 from vision.training.setlook import (
     BATCH_SETS,
     DRAWN_LOOKS,
@@ -163,11 +162,7 @@ def test_the_rounds_count_a_catch_at_the_foreign_tiles_box_and_say_by_what() -> 
     ],
 )
 def test_the_command_says_what_is_wrong_in_one_line(args: list[str], said: str) -> None:
-    root = Path(__file__).resolve().parents[1]
-    run = subprocess.run([sys.executable, "-m", "vision.training.setlook", *args], cwd=root,
-                         capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
-    assert run.returncode == 2
-    assert said in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert said in one_line_error("vision.training.setlook", *args)
 
 
 def test_training_takes_the_sets_of_every_file_it_is_given(tmp_path: Path) -> None:

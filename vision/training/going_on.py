@@ -27,8 +27,12 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vision.progress import each
+
+if TYPE_CHECKING:
+    from vision.detector import Detector
 
 START_SEED, VAL_HOUSE_SEED, VAL_LOOKS_SEED = 73_000, 71_000, 72_000
 """The frames the start's norms are measured on, and the two validation sets: apart from every
@@ -159,15 +163,14 @@ def _small_boxes_grown_to(side: int) -> Iterator[None]:
         RotatedTaskAlignedAssigner.__init__ = built  # type: ignore[method-assign]
 
 
-def _whole_frame_dice(detector: Path, folder: Path, frames: int | None = None):  # type: ignore[no-untyped-def]
-    """Each frame's labelled objects and the whole-frame pass's die boxes (down to
+def _whole_frame_dice(seen: Detector, folder: Path, frames: int | None = None):  # type: ignore[no-untyped-def]
+    """Each frame's labelled objects and `seen`'s whole-frame pass's die boxes (down to
     `DIE_CANDIDATE`, the closer look's own bar), in frame pixels, with their scores."""
     import cv2
     import numpy as np
 
-    from vision.detector import DIE_CANDIDATE, Detector, letterbox, oriented_boxes
+    from vision.detector import DIE_CANDIDATE, letterbox, oriented_boxes
 
-    seen = Detector(detector, zoom=False)
     least = np.array([1.1 if name != "die" else DIE_CANDIDATE for name in seen.names.values()])
     lines = (folder / "annotations.jsonl").read_text().splitlines()[:frames]
     for entry in map(json.loads, lines):
@@ -188,8 +191,8 @@ def dice_boxes(detector: Path, folder: Path) -> dict[str, float]:
     from vision.detections import Detections, iou_matrix
     from vision.detector import Detector
 
-    bar, rows = Detector(detector, zoom=False).confidence, []
-    for objects, corners, confidence in _whole_frame_dice(detector, folder):
+    seen, rows = Detector(detector, zoom=False), []
+    for objects, corners, confidence in _whole_frame_dice(seen, folder):
         centres = corners.mean(1)
         for die in (o for o in objects if o["label"].startswith("die-") and o["labelled"]):
             true = np.asarray(die["corners"], np.float64)
@@ -205,7 +208,7 @@ def dice_boxes(detector: Path, folder: Path) -> dict[str, float]:
             rows.append((confidence[k], area / (sides[0] * sides[1]), fit, off[k]))
     table = np.array(rows)
     near = table[:, 0] > 0
-    sure = table[:, 0] >= bar
+    sure = table[:, 0] >= seen.confidence
     return {
         "dice": len(table),
         "boxed": int(near.sum()),
@@ -226,9 +229,9 @@ def where_dice_are_boxed(detector: Path, folder: Path, frames: int) -> dict[str,
 
     from vision.detector import Detector
 
-    bar, found = Detector(detector, zoom=False).confidence, Counter[str]()
-    for objects, corners, confidence in _whole_frame_dice(detector, folder, frames):
-        for centre in corners[confidence >= bar].mean(1):
+    seen, found = Detector(detector, zoom=False), Counter[str]()
+    for objects, corners, confidence in _whole_frame_dice(seen, folder, frames):
+        for centre in corners[confidence >= seen.confidence].mean(1):
             under = [o["label"] for o in objects
                      if cv2.pointPolygonTest(np.float32(o["corners"]), tuple(map(float, centre)),
                                              False) >= 0]  # fmt: skip
