@@ -326,6 +326,11 @@ class EdgeApp:
             current = None
         record, known = current if current is not None else (None, None)
         if isinstance(self.source, ModelSource):
+            if known is not None and record is not None and not known.made_by(self.source.reader):
+                log.error("enrolment %s was made by other models than this box reads with (its "
+                          "reader or set-look model has changed since): reading by the models "
+                          "alone; enrol the set again", record.id)  # fmt: skip
+                record, known = None, None
             self.source.reader.known_set = known
         self.enrolment = record.id if record is not None else None
         if record is None:

@@ -3,6 +3,7 @@ models, `paigow enrol` keeping and sending it, the box reading by it, the room s
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import subprocess
@@ -220,6 +221,42 @@ def test_the_box_reads_by_the_enrolment_in_force_and_says_so_in_its_health(box: 
     assert app.health().enrolment == current["id"]
     assert app.source.reader.known_set is not None  # type: ignore[union-attr]
     assert np.asarray(app.source.reader.known_set.vectors).shape[0] == 64  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "made_with",
+    [
+        pytest.param(lambda held: held + 0.01, id="another reader"),
+        pytest.param(None, id="a set saved before sets kept their models"),
+    ],
+)
+def test_the_box_does_not_read_by_a_set_that_other_models_enrolled(  # type: ignore[no-untyped-def]
+    box: Path, made_with, caplog
+) -> None:
+    """A reader trained again puts every tile's embedding elsewhere: matched against a set its
+    predecessor enrolled, a tile in play would be read by vectors it cannot be compared with."""
+    from edge.app import EdgeApp
+    from edge.comms import MemoryTransport
+    from edge.config import EdgeConfig
+
+    assert (
+        enrol_cli(box, "--image", str(box / "whole.png"), "--accept", "--by", "ann").returncode == 0
+    )
+    current = json.loads((box / "enrolments" / "current.json").read_text())
+    path = box / "enrolments" / current["id"] / "set.npz"
+    known = KnownSet.load(path)
+    assert known.made_with is not None
+    stale = None if made_with is None else made_with(known.made_with)
+    dataclasses.replace(known, made_with=stale).save(path)
+    app = EdgeApp(EdgeConfig.load(box / "edge.yaml"), transport=MemoryTransport())
+    assert app.source.reader.known_set is None  # type: ignore[union-attr]
+    assert app.health().enrolment is None  # the room shows a table without an enrolment
+    assert f"enrolment {current['id']} was made by other models" in caplog.text
+    known.save(path)  # the set as the box's own models made it
+    (box / "enrolments" / "current.json").touch()
+    app.enrolment_seen = -1
+    app._take_enrolment()
+    assert app.health().enrolment == current["id"]
 
 
 def test_synth_display_renders_a_display_with_its_truth_and_refuses_an_unknown_family(

@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from rules import FACES, FULL_SET, Tile, check_set
 from vision.annotate import draw, place_tags
-from vision.crops import as_input, cut
+from vision.crops import CROP, as_input, cut
 from vision.detections import Detections, box_sides, polygon_iou
 
 if TYPE_CHECKING:
@@ -208,6 +208,8 @@ class Enrolment:
     dice: tuple[str, ...]
     in_order: bool
     problems: tuple[str, ...]
+    made_with: NDArray[np.float32] | None = None
+    """The models that saw it, as `fingerprint` gives them; None where not known."""
 
     @property
     def whole(self) -> bool:
@@ -383,7 +385,8 @@ def enrol_found(image: NDArray[np.uint8], found: Detections, reader: Reader) -> 
         sums = both if sums is None else sums + both
     embedding = None if sums is None else sums / np.linalg.norm(sums, axis=2, keepdims=True)
     looks = None if reader.looker is None else _looks(image, found, reader.looker, short)
-    return enrol_seen(found, probs, embedding, reader.names, crops, looks)
+    seen = enrol_seen(found, probs, embedding, reader.names, crops, looks)
+    return dataclasses.replace(seen, made_with=fingerprint(reader))
 
 
 def _looks(image: NDArray[np.uint8], found: Detections, looker: SetLook,
@@ -839,6 +842,9 @@ class KnownSet:
     made without the set-look model."""
     weight: float = SET_WEIGHT
     """How much the set weighs against the classifier in play (`set_weight`)."""
+    made_with: NDArray[np.float32] | None = None
+    """The models that made its vectors (`fingerprint`); None for a set saved before sets kept
+    it."""
 
     def __post_init__(self) -> None:
         pairs = self.faces[0::2] == self.faces[1::2] and len(self.faces) % 2 == 0
@@ -857,6 +863,18 @@ class KnownSet:
             np.concatenate([t.embedding for t in kept]),  # type: ignore[misc]
             np.stack(looks) if len(looks) == len(enrolment.tiles) else None,
             set_weight(enrolment.read_as_placed),
+            enrolment.made_with,
+        )
+
+    def made_by(self, reader: Reader) -> bool:
+        """Whether `reader` (and its set-look model) made this set's vectors: another reader's
+        embedding, or another set-look model's looks, lie elsewhere, and a tile in play would be
+        matched against vectors it cannot be compared with."""
+        if self.made_with is None:
+            return False
+        now = fingerprint(reader)
+        return now.shape == self.made_with.shape and bool(
+            np.abs(now - self.made_with).max() <= SAME_MODELS
         )
 
     def distance(self, looks: NDArray[np.float32]) -> NDArray[np.float64]:
@@ -914,19 +932,49 @@ class KnownSet:
         return out
 
     def save(self, path: Path) -> None:
-        looks = {} if self.looks is None else {"looks": self.looks}
+        optional = {"looks": self.looks, "made_with": self.made_with}
+        kept = {name: value for name, value in optional.items() if value is not None}
         np.savez_compressed(path, faces=np.array(self.faces), vectors=self.vectors,
-                            weight=np.float64(self.weight), **looks)  # fmt: skip
+                            weight=np.float64(self.weight), **kept)  # fmt: skip
 
     @classmethod
     def load(cls, path: Path) -> KnownSet:
         """A saved set; one enrolled before the set-look model holds no looks, one saved before
-        sets kept their weight weighs `SET_WEIGHT`."""
+        sets kept their weight weighs `SET_WEIGHT`, one saved before sets kept their models'
+        fingerprint is made by none (`made_by`)."""
         with np.load(path) as held:
             looks = held["looks"].astype(np.float32) if "looks" in held else None
             faces = tuple(str(f) for f in held["faces"])
             weight = float(held["weight"]) if "weight" in held else SET_WEIGHT
-            return cls(faces, held["vectors"].astype(np.float32), looks, weight)
+            made_with = held["made_with"].astype(np.float32) if "made_with" in held else None
+            return cls(faces, held["vectors"].astype(np.float32), looks, weight, made_with)
+
+
+# -- which models made a set -------------------------------------------------------------------
+PROBE_SEED = 0x5E7
+"""Draws the one fixed crop (`probe`) every reader and set-look model is asked about."""
+SAME_MODELS = 1e-3
+"""Two fingerprints are of the same models when no coordinate differs by more: far above the
+rounding by which one ONNX file's output differs from one CPU to another, far below what
+training moves. A reader whose last layer alone was fitted again keeps its embedding, and so
+its fingerprint and the sets it enrolled (the class output is not part of it)."""
+
+
+@functools.cache
+def probe() -> NDArray[np.uint8]:
+    """A fixed crop of noise: no tile, but every model maps it somewhere of its own."""
+    return np.random.default_rng(PROBE_SEED).integers(0, 256, (CROP, CROP, 3), np.uint8)
+
+
+def fingerprint(reader: Reader) -> NDArray[np.float32]:
+    """What `reader`'s embedding and its set-look model make of `probe`, one after the other
+    (empty for a model it lacks): a set enrolled by other models is told by it
+    (`KnownSet.made_by`)."""
+    embedding = reader.look_at([probe()], half_turn_below=0.0)[1]
+    parts = [np.zeros(0, np.float32) if embedding is None else embedding[0]]
+    if reader.looker is not None:
+        parts.append(reader.looker.embed([probe()])[0])
+    return np.concatenate(parts).astype(np.float32)
 
 
 # -- which set a tile belongs to ---------------------------------------------------------------
