@@ -954,10 +954,11 @@ class KnownSet:
 PROBE_SEED = 0x5E7
 """Draws the one fixed crop (`probe`) every reader and set-look model is asked about."""
 SAME_MODELS = 1e-3
-"""Two fingerprints are of the same models when no coordinate differs by more: far above the
-rounding by which one ONNX file's output differs from one CPU to another, far below what
-training moves. A reader whose last layer alone was fitted again keeps its embedding, and so
-its fingerprint and the sets it enrolled (the class output is not part of it)."""
+"""Two fingerprints are of the same models when no coordinate differs by more. The shipped
+reader gives its fingerprint to the bit on one thread or two; a reader trained on from it for
+24 minutes moved it by up to 0.08 (models/MODEL_CARD.md, Reader): the margin between is left
+for rounding that differs from one CPU to another. A reader whose last layer alone was fitted
+again keeps its embedding, and so its fingerprint and the sets it enrolled."""
 
 
 @functools.cache
