@@ -226,6 +226,8 @@ class EdgeApp:
         self.models_check = self._check_models()
         self.enrolments = Enrolments(config.outbox.path.parent / "enrolments")
         self.enrolment: str | None = None
+        self.enrolment_stale: str | None = None
+        """The accepted enrolment its models did not make, not read by (`_take_enrolment`)."""
         self.enrolment_seen: int | None = -1
         self._take_enrolment()
         analysis = config.analysis
@@ -325,11 +327,13 @@ class EdgeApp:
             log.error("%s: reading by the models alone", error)
             current = None
         record, known = current if current is not None else (None, None)
+        self.enrolment_stale = None
         if isinstance(self.source, ModelSource):
             if known is not None and record is not None and not known.made_by(self.source.reader):
                 log.error("enrolment %s was made by other models than this box reads with (its "
                           "reader or set-look model has changed since): reading by the models "
                           "alone; enrol the set again", record.id)  # fmt: skip
+                self.enrolment_stale = record.id
                 record, known = None, None
             self.source.reader.known_set = known
         self.enrolment = record.id if record is not None else None
@@ -539,6 +543,8 @@ class EdgeApp:
             self.analysed_at, time.monotonic(), self.config.analysis.fps, self.watching_since
         ):
             alarms.append("analysis-slow")
+        if self.enrolment_stale is not None:
+            alarms.append("enrolment-stale")
         return alarms
 
     def health(self) -> Health:

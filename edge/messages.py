@@ -18,6 +18,7 @@ Alarm = Literal[
     "messages-refused",
     "models-misread",
     "analysis-slow",
+    "enrolment-stale",
 ]
 CameraState = Literal["starting", "ok", "lost", "ended"]
 

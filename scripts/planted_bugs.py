@@ -390,6 +390,13 @@ BUGS = (
         ("tests/test_enrolment_flow.py", "-k", "other_models"),
     ),
     Bug(
+        "stale-enrolment-raises-no-alarm",
+        "edge/app.py",
+        "        if self.enrolment_stale is not None:\n",
+        "        if False:\n",
+        ("tests/test_enrolment_flow.py", "-k", "other_models"),
+    ),
+    Bug(
         "enrolment-blind-to-a-face-twice",
         "vision/enrol.py",
         "        problems += twins(seen) if embedding is not None else []",

@@ -251,12 +251,14 @@ def test_the_box_does_not_read_by_a_set_that_other_models_enrolled(  # type: ign
     app = EdgeApp(EdgeConfig.load(box / "edge.yaml"), transport=MemoryTransport())
     assert app.source.reader.known_set is None  # type: ignore[union-attr]
     assert app.health().enrolment is None  # the room shows a table without an enrolment
+    assert "enrolment-stale" in app.health().alarms  # and why
     assert f"enrolment {current['id']} was made by other models" in caplog.text
     known.save(path)  # the set as the box's own models made it
     (box / "enrolments" / "current.json").touch()
     app.enrolment_seen = -1
     app._take_enrolment()
     assert app.health().enrolment == current["id"]
+    assert "enrolment-stale" not in app.health().alarms
 
 
 def test_synth_display_renders_a_display_with_its_truth_and_refuses_an_unknown_family(
