@@ -390,6 +390,20 @@ BUGS = (
         ("tests/test_enrolment_flow.py", "-k", "other_models"),
     ),
     Bug(
+        "box-showing-one-tile-never-served",
+        "vision/follow/delivery.py",
+        "            if block or (alone and self._in_turn(position, lone.since)):\n",
+        "            if block:\n",
+        ("tests/test_follow.py", "-k", "one_boxed_tile"),
+    ),
+    Bug(
+        "lone-tile-served-out-of-turn",
+        "vision/follow/delivery.py",
+        "        return position == last % 8 + 1 and since > at\n",
+        "        return True\n",
+        ("tests/test_follow.py", "-k", "raise_what_was_injected and alone"),
+    ),
+    Bug(
         "stale-enrolment-raises-no-alarm",
         "edge/app.py",
         "        if self.enrolment_stale is not None:\n",

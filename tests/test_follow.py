@@ -452,6 +452,29 @@ def test_a_face_up_tile_must_be_followed_to_be_exposed(
     assert all(a.confidence == 0.8 for a in exposed)  # as sure as the face was read
 
 
+@pytest.mark.parametrize("fixture_round", ["mbs-clean"], indirect=True)
+def test_a_box_whose_block_shows_one_boxed_tile_is_still_served(fixture_round) -> None:  # type: ignore[no-untyped-def]
+    """From pixels a back of another set's look goes unboxed: a block holding one shows one
+    tile where two lie on top. Its box must still count as served, or the next box is taken
+    for the first (`wrong-first-position`) and every later group is traced to the next
+    group's stacks (`wrong-cut-order`): rounds 995009 and 995025 from pixels."""
+    name, table = fixture_round
+    first = truth(name)["first_position"]
+    locate = Locate(table)
+
+    def one_back_unboxed(_: float, seen: Detections) -> Detections:
+        placed = locate.locate(seen)
+        pairs = zip(placed.labels, placed.zones, strict=True)
+        backs = [i for i, pair in enumerate(pairs) if pair == ("back", f"p{first}")]
+        if not backs:
+            return seen
+        leftmost = min(backs, key=lambda i: placed.table_xy[i][0])
+        return seen[np.arange(len(seen.labels)) != leftmost]
+
+    added = new_kinds(name, table, one_back_unboxed)
+    assert not added & {"wrong-first-position", "wrong-cut-order"}, added
+
+
 @pytest.mark.parametrize(("start", "raised"), [(0.5, {"exposed-tile-stacking"}), (5.5, set())])
 def test_the_dice_area_is_watched_for_exposed_tiles_until_the_dice_are_out(
     fixture_round, start: float, raised: set[str]
@@ -1333,6 +1356,7 @@ def test_a_carried_tile_keeps_the_box_it_left(fixture_round, tiles: list, positi
         (423, "nz-1998", "wrong-cut-order"),
         (710244, "nz-1998", "wrong-cut-order"),
         (700255, "mbs-2020", "wrong-cut-order"),
+        (3, "mbs-2020", "wrong-hand-size"),
     ],
     ids=[
         "banker's box and 6",
@@ -1346,6 +1370,7 @@ def test_a_carried_tile_keeps_the_box_it_left(fixture_round, tiles: list, positi
         "interleaved stacks",
         "inner stacks for the outer",
         "one stack more",
+        "a tile dealt alone to another box",
     ],
 )
 def test_simulated_rounds_raise_what_was_injected(
@@ -1365,7 +1390,9 @@ def test_simulated_rounds_raise_what_was_injected(
     group 3's block, from the inner stacks beside its outer ones, was caught 1.3 s late, when
     group 7's flew, until its sightings were weighed together (`_lifted_for_another`). Groups 6
     and 8 of a `gum-un-que` cut swapped, group 8 holding group 6's two stacks and one more:
-    group 6's block points at that one in a third of its sightings, missed until then."""
+    group 6's block points at that one in a third of its sightings, missed until then. A tile
+    dealt to another box lands there alone, as a block whose other top tile goes unboxed
+    does, but with its own group: that box is not served out of turn."""
     outcome = run_round((seed, rules, injected, "labels", (1280, 720), None, False))
     assert outcome.raised == ([injected] if injected else [])
     assert all(0 <= seconds <= 1.0 for seconds in outcome.latency.values())

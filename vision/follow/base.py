@@ -253,6 +253,7 @@ class FollowerBase:
     carried: list[Track]
     to_dice: Streak
     arrivals: dict[str, Streak]
+    lone_arrivals: dict[str, Streak]
 
     def _alert(
         self,

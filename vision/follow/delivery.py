@@ -196,6 +196,28 @@ class CarriedSettings:
 
 CARRIED = CarriedSettings()
 
+
+@dataclass(frozen=True)
+class ArrivalSettings:
+    """When a player's box counts as served: a block has landed there."""
+
+    block_frames: int = 2
+    """Frames running a box must show two tiles, a block's top layer, for its block to have
+    landed (one frame may be a block flying over it)."""
+    lone_frames: int = 5
+    """Frames running a box must show one tile for its block to have landed where the detector
+    boxes only one of the two on top. A back of another set's look goes unboxed: with one
+    slipped into a block (rounds 995009, 995023, 995025 from pixels), its box was never
+    served, so the next box was taken for the first (a false `wrong-first-position`) or every
+    later group was traced to the next group's stacks (a false `wrong-cut-order`). Longer
+    than `block_frames`: one tile alone for a moment is a tile passing over the box. Chosen
+    among 3, 5 and 8 on those rounds and 234 others from pixels: at 3 a tile dealt to the wrong
+    box, landing 0.2 s before its own group's block was boxed whole, was taken for the first
+    block (1550169, 1550217); at 8 the first box of 995023 was served too late to be first."""
+
+
+ARRIVAL = ArrivalSettings()
+
 BLOCK_STACKS = 2
 """Stacks a block of four lies in once dealt: two tiles side by side, two high (MBS 3.5: eight
 stacks of four; the top layer over the bottom, App. D). A box showing more holds more than
@@ -265,17 +287,35 @@ class DeliveryPhase(FollowerBase):
         assert round_ is not None
         for zone, streak in self.arrivals.items():
             position = int(zone[1:])
-            # A block shows two tiles (the others lie under them); one alone is not a block. One
-            # of the two may lie face up (a tile exposed while dealing is still delivered).
+            # A block shows two tiles (the others lie under them), one of which may lie face up
+            # (a tile exposed while dealing is still delivered); one tile alone counts only held
+            # longer, and in turn (`ARRIVAL.lone_frames`, `_in_turn`).
             shown = view.backs.get(zone, 0) + view.faces.get(zone, 0)
-            if streak.update(shown >= 2, t) and position not in round_.served:
-                round_.served[position] = streak.since
+            lone = self.lone_arrivals[zone]
+            block, alone = streak.update(shown >= 2, t), lone.update(shown >= 1, t)
+            if position in round_.served:
+                continue
+            if block or (alone and self._in_turn(position, lone.since)):
+                round_.served[position] = streak.since if block else lone.since
                 round_.landed[position] = [xy for xy, z, _ in view.backs_xy if z == zone]
                 if round_.first_seen is None and len(round_.served) == 1:
-                    self._first_position(position, streak.since, t, out)
+                    self._first_position(position, round_.served[position], t, out)
         if round_.places and round_.first_seen is not None:
             self._check_stacks(t, out)
             self._trace_blocks(t, out)
+
+    def _in_turn(self, position: int, since: float) -> bool:
+        """Whether a box showing one tile since `since` is the one the delivery serves next:
+        the first, or the next round the table after the box served last, and later than it.
+        A tile dealt to the wrong box lands alone too, with its own group's block (a hand of
+        five, rounds 1550121 and 1550169 from pixels): taken for a block, its box was served
+        out of turn and every later group traced to another group's stacks."""
+        assert self.round is not None
+        served = self.round.served
+        if not served:
+            return True
+        last, at = max(served.items(), key=lambda item: item[1])
+        return position == last % 8 + 1 and since > at
 
     def _count_off_box(self, t: float, view: View, out: list[Raised]) -> None:
         """The hand of the box out of play is set aside face down and never exposed, so it is

@@ -25,7 +25,7 @@ from vision.follow.base import (
     Steady,
     Streak,
 )
-from vision.follow.delivery import CUT, DeliveryPhase, Track
+from vision.follow.delivery import ARRIVAL, CUT, DeliveryPhase, Track
 from vision.follow.dice import DicePhase
 from vision.follow.exposure import ExposurePhase, FaceTrack, _follow_faces
 from vision.follow.hands import HandsPhase
@@ -123,7 +123,8 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         self.to_setting = Streak(10)
         self.to_exposure = Streak(2)
         self.to_close = Streak(5)
-        self.arrivals = {zone: Streak(2) for zone in PLAYER_ZONES}
+        self.arrivals = {zone: Streak(ARRIVAL.block_frames) for zone in PLAYER_ZONES}
+        self.lone_arrivals = {zone: Streak(ARRIVAL.lone_frames) for zone in PLAYER_ZONES}
         self.carried: list[Track] = []
 
     def announce(self, announcement: Announcement) -> None:
@@ -331,6 +332,7 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
             self.to_exposure,
             self.to_close,
             *self.arrivals.values(),
+            *self.lone_arrivals.values(),
         ):
             streak.count = 0
 
