@@ -404,6 +404,13 @@ BUGS = (
         ("tests/test_follow.py", "-k", "raise_what_was_injected and alone"),
     ),
     Bug(
+        "unboxed-outline-not-made-convex",
+        "vision/follow/unboxed.py",
+        "        hull = cv2.convexHull(outline)\n",
+        "        hull = outline\n",
+        ("tests/test_unboxed.py", "-k", "notch"),
+    ),
+    Bug(
         "stale-enrolment-raises-no-alarm",
         "edge/app.py",
         "        if self.enrolment_stale is not None:\n",

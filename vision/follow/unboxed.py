@@ -41,10 +41,13 @@ class UnboxedSettings:
     """The same for its width: makers' proportions run 2.0-2.6 to one, and the neighbouring box
     grown by `around` cut an ivory tile lying against it from about 27 mm to 22.5 (976001)."""
     fill: float = 0.85
-    """The least share of its rotated bounding rectangle that an object's outline must fill: a
-    tile is a solid rectangle (ivory tiles filled 0.92-0.99 from pixels), a chip a disc (0.79),
-    a fingertip about as much, a printed line or what a box leaves of a tile it half covers far
-    less. The outline, not the pixels: pips near the cloth's colour would leave holes."""
+    """The least share of its rotated bounding rectangle that an object's outline, made convex,
+    must fill: a tile is a solid rectangle (ivory tiles filled 0.92-0.99 from pixels), a chip a
+    disc (0.79), a fingertip about as much, a printed line or what a box leaves of a tile it half
+    covers far less. The outline, not the pixels: pips near the cloth's colour would leave
+    holes. Made convex, for such pips on a tile's edge cut notches into its outline: dark pips
+    on a light tile on a dark cloth filled 0.73-0.75 as drawn and 0.93-0.94 made convex (rounds
+    995003 and 995039 from pixels, another maker's tiles missed)."""
     same_place: float = 5.0
     """Millimetres within which an object found in the next frame is the same object: a tile
     at rest does not move, a hand does."""
@@ -115,7 +118,8 @@ def unboxed(
     for outline in outlines:  # its outline, not its pixels: a tile's pips may lie near the cloth's
         (x, y), sides, _ = cv2.minAreaRect(outline)
         long, short = max(sides) + 1.0, min(sides) + 1.0  # pixel centres: a pixel more
-        fill = (cv2.contourArea(outline) + cv2.arcLength(outline, True) / 2 + 1) / (long * short)
+        hull = cv2.convexHull(outline)
+        fill = (cv2.contourArea(hull) + cv2.arcLength(hull, True) / 2 + 1) / (long * short)
         if (
             UNBOXED.length[0] <= long / tile[0] <= UNBOXED.length[1]
             and UNBOXED.width[0] <= short / tile[1] <= UNBOXED.width[1]
