@@ -141,14 +141,19 @@ def seen(
     like: dict[int, str] | None = None,
     body: dict[int, tuple[int, int, int]] | None = None,
     read_as: dict[int, tuple[str, float]] | None = None,
+    die_as: dict[int, tuple[float, float]] | None = None,
 ) -> Detections | tuple:  # type: ignore[type-arg]
     """What a reader would make of a display of `faces` (read right, but a tile in `read_as`
     read as that face, leaving its own face that chance): detections, class probabilities,
     embeddings (each face its own direction, a tile in `like` looking like another face's) and
-    crops (a black body, or `body`'s colour)."""
+    crops (a black body, or `body`'s colour); a die in `die_as` boxed at that share of the
+    others' side and read that sure."""
     rng = np.random.default_rng(5)
     boxes = laid(8, 0.0, False, False)[: len(faces)]
     die_boxes = [tile_corners(900 + 40 * k, 300, 0.0) / [1, 2.5] for k in range(dice)]
+    for k, (share, _) in (die_as or {}).items():
+        centre = die_boxes[k].mean(axis=0)
+        die_boxes[k] = centre + (die_boxes[k] - centre) * share
     corners = np.concatenate([boxes, np.array(die_boxes).reshape(-1, 4, 2)])
     labels = ("tile",) * len(faces) + ("die",) * dice
     probs = np.zeros((len(labels), len(NAMES)), np.float32)
@@ -170,7 +175,9 @@ def seen(
         crop[20:26, 28:34] = 235  # a pip
         crops.append(crop)
     for row in range(len(faces), len(labels)):
-        probs[row, 22 + (row - len(faces)) % 6] = 1.0
+        sure = (die_as or {}).get(row - len(faces), (1.0, 1.0))[1]
+        probs[row, 22 : 22 + 6] = (1 - sure) / 5
+        probs[row, 22 + (row - len(faces)) % 6] = sure
         crops.append(np.full((64, 64, 3), 230, np.uint8))
     return Detections(corners, np.ones(len(labels)), labels), probs, vectors, crops
 
@@ -191,6 +198,23 @@ def set_looks(count: int, away: dict[int, float] | None = None) -> np.ndarray:
     for row, far in (away or {}).items():
         looks[row] = (1 - far) * centre + np.sqrt(1 - (1 - far) ** 2) * other
     return (looks / np.linalg.norm(looks, axis=1, keepdims=True)).astype(np.float32)
+
+
+@pytest.mark.parametrize(
+    ("fourth", "dice"),
+    [
+        ((0.75, 0.37), ("die-1", "die-2", "die-3")),  # 997018: a phantom beside a die
+        ((0.75, 0.99), ("die-1", "die-2", "die-3", "die-4")),  # a smaller die, read surely
+        ((1.0, 0.37), ("die-1", "die-2", "die-3", "die-4")),  # a die of the set, read unsure
+    ],
+    ids=["small and unsure: no die", "small but read: a die", "unsure but full size: a die"],
+)
+def test_a_fourth_die_box_counts_unless_small_and_unsure_as_in_play(
+    fourth: tuple[float, float], dice: tuple[str, ...]
+) -> None:
+    enrolment = enrolled(list(DISPLAY_ORDER), dice=4, die_as={3: fourth})
+    assert enrolment.dice == dice
+    assert enrolment.whole is (len(dice) == 3)
 
 
 def test_a_whole_set_laid_in_order_is_accepted_and_named_by_place() -> None:

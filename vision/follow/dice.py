@@ -4,6 +4,7 @@ for lying flat; the first position follows from them (`DiceSettings`)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -200,22 +201,27 @@ def _pool_dice(
 
 
 def _of_the_set(dice: list[list[DieSighting]]) -> list[list[DieSighting]]:
-    """The places that are dice of the set: not one whose box measures under `DICE.of_the_set`
-    of the others' and which the reader is unsure of (`DICE.unsure_below`), a shadow or a
-    reflection in the gap between dice that the detector boxes in frame after frame."""
+    """The places that are dice of the set (`of_the_set`, by their median side and sureness)."""
+    sides = [float(np.median([s.side for s in die])) for die in dice]
+    sure = [float(np.median([s.sure for s in die])) for die in dice]
+    return [die for die, kept in zip(dice, of_the_set(sides, sure), strict=True) if kept]
+
+
+def of_the_set(sides: Sequence[float], sure: Sequence[float]) -> list[bool]:
+    """Which dice are of the set, by each one's side and how sure the reader is of it: not one
+    whose side measures under `DICE.of_the_set` of the others' and which the reader is unsure
+    of (`DICE.unsure_below`), a shadow or a reflection in the gap between dice that the detector
+    boxes in frame after frame, or once in an opening display (`vision.enrol`)."""
     return [
-        die
-        for die, share in zip(dice, _shares_of_the_set(dice), strict=True)
-        if not (share < DICE.of_the_set and np.median([s.sure for s in die]) < DICE.unsure_below)
+        not (share < DICE.of_the_set and read < DICE.unsure_below)
+        for share, read in zip(_shares_of_the_set(sides), sure, strict=True)
     ]
 
 
-def _shares_of_the_set(dice: list[list[DieSighting]]) -> list[float]:
-    """Each die's box (median side on the table) as a share of the other dice's (their median);
-    1 for a die alone."""
-    sides = [float(np.median([s.side for s in die])) for die in dice]
+def _shares_of_the_set(sides: Sequence[float]) -> list[float]:
+    """Each die's side as a share of the other dice's (their median); 1 for a die alone."""
     return [
-        sides[k] / float(np.median(sides[:k] + sides[k + 1 :])) if len(sides) > 1 else 1.0
+        sides[k] / float(np.median([*sides[:k], *sides[k + 1 :]])) if len(sides) > 1 else 1.0
         for k in range(len(sides))
     ]
 
@@ -226,9 +232,10 @@ def _leaning(dice: list[list[DieSighting]]) -> list[int]:
     by `DICE.lean_size_off` (two signs, as for a phantom die: an unsure read alone made false
     alerts)."""
     flats = [_median_flat(die) for die in dice]
+    sides = [float(np.median([s.side for s in die])) for die in dice]
     return [
         k
-        for k, (flat, share) in enumerate(zip(flats, _shares_of_the_set(dice), strict=True))
+        for k, (flat, share) in enumerate(zip(flats, _shares_of_the_set(sides), strict=True))
         if flat < DICE.lean_sure
         or (flat < DICE.leaning_below and abs(share - 1) >= DICE.lean_size_off)
     ]
