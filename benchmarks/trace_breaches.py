@@ -1,13 +1,14 @@
 """Measure: each block trace that broke a cut, in cached rounds, against what was dealt.
 
-    python3 benchmarks/trace_breaches.py CACHE [CACHE ...] [--one-stack-agree N]
+    python3 benchmarks/trace_breaches.py CACHE [CACHE ...] [--one-stack-agree N] [--trace-frames N]
 
 Each CACHE is a folder of `vision.training.accuracy --context --cache` rounds (labels or
 pixels, any stamp). Each round is followed to its end as the box follows it; every breach of a
 cut by a block traced back to the stacks (`DeliveryPhase._trace_blocks`) is compared with the
 round's plan: it is false where the group was dealt from exactly the stacks that cut names for
-it (the cut was not broken there). `--one-stack-agree` follows with `CUT.one_stack_agree` set
-otherwise: the breaches a rule drops are the difference between two runs. A false breach of
+it (the cut was not broken there). `--one-stack-agree` and `--trace-frames` follow with
+`CUT.one_stack_agree` or `CUT.trace_frames` set otherwise: the breaches a rule drops are the
+difference between two runs. A false breach of
 the cut dealt is a false `wrong-cut-order` or a cut named wrong; one of another cut is harmless
 unless it was the last evidence against it.
 """
@@ -91,16 +92,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("caches", nargs="+", type=Path)
     parser.add_argument("--one-stack-agree", type=int, help="follow with this CUT.one_stack_agree")
+    parser.add_argument("--trace-frames", type=int, help="follow with this CUT.trace_frames")
     args = parser.parse_args()
     paths = [path for cache in args.caches for path in sorted(cache.glob("*-context-*.pkl"))]
     if not paths:
         print(f"no cached context rounds in {', '.join(map(str, args.caches))}", file=sys.stderr)
         return 2
-    if args.one_stack_agree is not None:
-        if args.one_stack_agree < 1:
-            print("--one-stack-agree must be 1 or more", file=sys.stderr)
-            return 2
-        delivery.CUT = replace(delivery.CUT, one_stack_agree=args.one_stack_agree)
+    for name in ("one_stack_agree", "trace_frames"):
+        value = getattr(args, name)
+        if value is not None:
+            if value < 1:
+                print(f"--{name.replace('_', '-')} must be 1 or more", file=sys.stderr)
+                return 2
+            delivery.CUT = replace(delivery.CUT, **{name: value})
     found = [row for path in each(paths, len(paths), "rounds", "round") for row in breaches(path)]
     false = [row for row in found if row["false"]]
     one_stack = [row for row in found if len(row["named"]) == 1]  # type: ignore[arg-type]

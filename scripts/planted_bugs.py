@@ -685,6 +685,13 @@ BUGS = (
         ("tests/test_follow.py", "-k", "pooled"),
     ),
     Bug(
+        "a-block-traced-from-one-frame",
+        "vision/follow/delivery.py",
+        "    if len({seen for seen, _, _ in agreed}) < CUT.trace_frames:\n",
+        "    if False:\n",
+        ("tests/test_follow.py", "-k", "more_than_one_frame"),
+    ),
+    Bug(
         "a-phantom-die-in-a-display-counted",
         "vision/enrol.py",
         "        for i in np.flatnonzero(_of_the_set(found, probs[:, dice_columns]))\n",

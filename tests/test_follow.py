@@ -1023,6 +1023,21 @@ def test_a_block_is_lifted_elsewhere_when_most_sightings_agree_on_another_stack(
 
 
 @pytest.mark.parametrize(
+    ("frames", "origins"),
+    [
+        ([10.5, 10.5, 10.5], []),  # 996006 from pixels: one frame's three boxes, lagging
+        ([10.4, 10.5, 10.5], [6, 6, 6]),
+    ],
+    ids=["one frame", "two frames"],
+)
+def test_a_block_is_lifted_elsewhere_only_as_seen_in_more_than_one_frame(
+    frames: list[float], origins: list[int]
+) -> None:
+    homes = [(t, 0.75, [Line(162.0 + k)]) for k, t in enumerate(frames)]
+    assert [origin for _, _, origin in _lifted_elsewhere(homes, COLUMNS, {2})] == origins
+
+
+@pytest.mark.parametrize(
     ("away_sure", "right_sure", "origins"),
     [
         (0.9, 0.9, [6, 6, 6, 6]),  # four of seven, as sure as the three: most of the weight
