@@ -391,10 +391,10 @@ def enrol_found(image: NDArray[np.uint8], found: Detections, reader: Reader) -> 
 
 def _of_the_set(found: Detections, dice_probs: NDArray[np.float32]) -> NDArray[np.bool_]:
     """Which boxes are the display's dice: as in play (`vision.follow.dice.of_the_set`), not a
-    box smaller than the others that the reader is unsure of. The detector boxed such a phantom
-    beside a die in 2 of 240 displays of the rounds harness (997018, 998003: 0.75 and 0.86 of a
-    die's side, read at 0.37 and 0.40, where the dice read at 0.99 or more), and the set was
-    refused for a fourth die."""
+    box smaller than the others that the reader is unsure of (sides in pixels: a display's dice
+    lie together). The detector boxed such a phantom beside a die in 4 of 120 displays of the
+    rounds harness (997018, 998003: 0.75 and 0.86 of a die's side, read at 0.37 and 0.40, where
+    the dice read at 0.99 or more), and the set was refused for a fourth die."""
     from vision.follow.dice import of_the_set  # the follower imports this module
 
     is_die = np.array([label == "die" for label in found.labels], bool)
