@@ -694,7 +694,7 @@ BUGS = (
     Bug(
         "a-phantom-die-in-a-display-counted",
         "vision/enrol.py",
-        "        for i in np.flatnonzero(_of_the_set(found, probs[:, dice_columns]))\n",
+        "        for i in np.flatnonzero(_display_dice(found, probs[:, dice_columns]))\n",
         '        for i in np.flatnonzero([label == "die" for label in found.labels])\n',
         ("tests/test_enrol.py", "-k", "fourth"),
     ),

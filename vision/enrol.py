@@ -389,7 +389,7 @@ def enrol_found(image: NDArray[np.uint8], found: Detections, reader: Reader) -> 
     return dataclasses.replace(seen, made_with=fingerprint(reader))
 
 
-def _of_the_set(found: Detections, dice_probs: NDArray[np.float32]) -> NDArray[np.bool_]:
+def _display_dice(found: Detections, dice_probs: NDArray[np.float32]) -> NDArray[np.bool_]:
     """Which boxes are the display's dice: as in play (`vision.follow.dice.of_the_set`), not a
     box smaller than the others that the reader is unsure of (sides in pixels: a display's dice
     lie together). The detector boxed such a phantom beside a die in 4 of 120 displays of the
@@ -399,9 +399,9 @@ def _of_the_set(found: Detections, dice_probs: NDArray[np.float32]) -> NDArray[n
 
     is_die = np.array([label == "die" for label in found.labels], bool)
     rows = np.flatnonzero(is_die)
-    sides = box_sides(found.corners[rows]).mean(axis=1) if len(rows) else np.zeros(0)
-    sure = dice_probs[rows].max(axis=1) if len(rows) else np.zeros(0)
-    is_die[rows] = of_the_set(list(map(float, sides)), list(map(float, sure)))
+    if len(rows):
+        sides = box_sides(found.corners[rows]).mean(axis=1)
+        is_die[rows] = of_the_set(sides.tolist(), dice_probs[rows].max(axis=1).tolist())
     return is_die
 
 
@@ -436,7 +436,7 @@ def enrol_seen(
     dice_columns = np.array([k for k, n in names.items() if n.startswith("die-")])
     dice = tuple(
         names[int(dice_columns[np.argmax(probs[i, dice_columns])])]
-        for i in np.flatnonzero(_of_the_set(found, probs[:, dice_columns]))
+        for i in np.flatnonzero(_display_dice(found, probs[:, dice_columns]))
     )
     tiles = np.flatnonzero([label != "die" for label in found.labels])
     face_down = [i for i in tiles if probs[i, back] >= FACE_DOWN]

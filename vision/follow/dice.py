@@ -202,7 +202,7 @@ def _pool_dice(
 
 def _of_the_set(dice: list[list[DieSighting]]) -> list[list[DieSighting]]:
     """The places that are dice of the set (`of_the_set`, by their median side and sureness)."""
-    sides = [float(np.median([s.side for s in die])) for die in dice]
+    sides = [_median_side(die) for die in dice]
     sure = [float(np.median([s.sure for s in die])) for die in dice]
     return [die for die, kept in zip(dice, of_the_set(sides, sure), strict=True) if kept]
 
@@ -232,13 +232,17 @@ def _leaning(dice: list[list[DieSighting]]) -> list[int]:
     by `DICE.lean_size_off` (two signs, as for a phantom die: an unsure read alone made false
     alerts)."""
     flats = [_median_flat(die) for die in dice]
-    sides = [float(np.median([s.side for s in die])) for die in dice]
+    sides = [_median_side(die) for die in dice]
     return [
         k
         for k, (flat, share) in enumerate(zip(flats, _shares_of_the_set(sides), strict=True))
         if flat < DICE.lean_sure
         or (flat < DICE.leaning_below and abs(share - 1) >= DICE.lean_size_off)
     ]
+
+
+def _median_side(die: list[DieSighting]) -> float:
+    return float(np.median([s.side for s in die]))
 
 
 def _median_flat(die: list[DieSighting]) -> float:
