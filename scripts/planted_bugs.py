@@ -699,6 +699,20 @@ BUGS = (
         ("tests/test_enrol.py", "-k", "fourth"),
     ),
     Bug(
+        "a-display-tile-read-from-its-crop-as-cut-alone",
+        "vision/enrol.py",
+        "    probs[tiles] = views_agreed(np.stack(views))[tiles]\n",
+        "    pass\n",
+        ("tests/test_enrol.py", "-k", "every_view"),
+    ),
+    Bug(
+        "a-display-tile-read-by-its-views-plain-mean",
+        "vision/enrol.py",
+        "    agreed = np.exp(np.log(np.maximum(views, VIEW_FLOOR)).mean(axis=0))\n",
+        "    agreed = views.mean(axis=0)\n",
+        ("tests/test_enrol.py", "-k", "most_views"),
+    ),
+    Bug(
         "a-tile-box-stretched-by-its-neighbour-measured",
         "vision/follow/hands.py",
         "        pressed[in_hands] = _pressed(self.locate.on_cloth(seen.corners[in_hands]))\n",

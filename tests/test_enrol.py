@@ -570,6 +570,76 @@ def test_a_frame_with_nothing_on_it_is_refused_not_a_crash() -> None:
     assert enrolment.problems == ("0 tiles face up, a set has 32", "0 dice, a table uses 3")
 
 
+@pytest.mark.parametrize(
+    ("odd_view", "others", "column", "at_most"),
+    [
+        ((0.04, 0.95, 0.01), (0.999, 0.0005, 0.0005), 1, 0.01),  # a back one crop alone sees
+        ((0.02, 0.02, 0.96), (0.9999, 0.0, 0.0001), 2, 0.001),  # ruled out by nine views of ten
+        ((0.05, 0.95, 0.0), (0.05, 0.95, 0.0), 1, 1.0),  # every view agrees
+    ],
+    ids=["one-view-back", "ruled-out-by-most", "agreed"],
+)
+def test_a_class_stays_likely_only_where_most_views_find_it_so(
+    odd_view: tuple[float, ...], others: tuple[float, ...], column: int, at_most: float
+) -> None:
+    """One view of ten lifts a class to no more than `at_most` (the last ruled out at
+    `PLACE_RULED_OUT`, 0.001, as a doubled display's misplaced face must stay); views that agree
+    keep their reading."""
+    from vision.enrol import views_agreed
+
+    views = np.array([[odd_view]] + [[others]] * 9, np.float32)
+    agreed = views_agreed(views)
+    assert float(agreed.sum()) == pytest.approx(1.0)
+    assert float(agreed[0, column]) <= at_most
+    assert int(np.argmax(agreed[0])) == int(np.argmax(others))
+
+
+class OneCropSeesABack:
+    """A reader that reads a tile's crop as cut (the first crops it is shown), and that crop
+    turned half round, as a back, sure, and every crop cut a little off it as `1-1`: a face with
+    small dim pips, read as a back from one place."""
+
+    names = NAMES
+    looker = None
+
+    def __init__(self) -> None:
+        self.as_cut: list[np.ndarray] | None = None
+
+    def look_at(
+        self, crops: list[np.ndarray], embed: bool = True, dice: object = None,
+        half_turn_below: float | None = None,
+    ) -> tuple[np.ndarray, None]:  # fmt: skip
+        if self.as_cut is None:
+            self.as_cut = [crop.copy() for crop in crops]
+        column = {name: k for k, name in NAMES.items()}
+        probs = np.zeros((len(crops), len(NAMES)), np.float32)
+        for row, crop in enumerate(crops):
+            seen_as_cut = any(np.array_equal(crop, first) or np.array_equal(crop, first[::-1, ::-1])
+                              for first in self.as_cut)  # fmt: skip
+            probs[row, column["back" if seen_as_cut else "1-1"]] = 0.95
+            probs[row, column["2-2"]] = 0.05
+        return probs, None
+
+
+@pytest.mark.parametrize(("views", "face_down"), [(True, False), (False, True)],
+                         ids=["read-from-every-view", "read-as-cut-alone"])  # fmt: skip
+def test_a_display_tile_is_read_from_every_view_enrolment_cuts(
+    views: bool, face_down: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tile read as a back from its crop as cut but as a face from the other views enrolment
+    cuts (`LOOKS`, as cut and turned) lies face up; with its crop as cut alone, it would not."""
+    from vision import enrol
+
+    if not views:
+        monkeypatch.setattr(enrol, "LOOKS", ((0.0, 0.0),))
+    image = np.random.default_rng(3).integers(0, 255, (200, 200, 3), np.uint8)
+    tile = np.array([[[80.0, 60.0], [120.0, 60.0], [120.0, 140.0], [80.0, 140.0]]])
+    found = Detections(tile, np.ones(1), ("tile",))
+    enrolment = enrol.enrol_found(image, found, OneCropSeesABack())  # type: ignore[arg-type]
+    assert ("1 tile face down" in enrolment.problems) is face_down
+    assert len(enrolment.tiles) == (0 if face_down else 1)
+
+
 def square(x: float, y: float, side: float = 12.0) -> np.ndarray:
     return np.array([[x, y], [x + side, y], [x + side, y + side], [x, y + side]], np.float64)
 

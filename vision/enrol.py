@@ -100,6 +100,10 @@ each of three families the 1st percentile of a face's two copies' likeness was 0
 and 0.812 with it, 0.857, 0.651 and 0.780 without (classic, ivory, navy), and a whole set's
 tiles came further below the doubled ones in classic and ivory."""
 
+VIEW_FLOOR = 1e-9
+"""The least probability a view's reading is counted at in `views_agreed`: the classifier's
+softmax gives exact zeros, and one view's zero must lower a class, not veto it."""
+
 GAP = 1.6
 """Neighbours in a row further apart than this many times the display's pitch have a tile
 missing between them (a missing tile leaves two pitches; boxes moved as the detector's vary by
@@ -363,8 +367,10 @@ def _within(
 
 def enrol_found(image: NDArray[np.uint8], found: Detections, reader: Reader) -> Enrolment:
     """`enrol` on boxes already found. Each tile's embedding is the mean over crops cut a little
-    off its box (`LOOKS`): a box a few pixels off moves one crop's embedding as much as another
-    face would."""
+    off its box (`LOOKS`), each as cut and turned half round: a box a few pixels off moves one
+    crop's embedding as much as another face would. What a tile reads as is those crops'
+    geometric mean (`views_agreed`): one crop of a face with small dim pips can read as a back
+    where the others do not. A die keeps the dice reader's reading of its crop as cut."""
     if not len(found):  # nothing on the table the detector could box
         counted = (f"0 tiles face up, a set has {len(DISPLAY_ORDER)}", "0 dice, a table uses 3")
         return Enrolment((), (), False, counted)
@@ -373,20 +379,33 @@ def enrol_found(image: NDArray[np.uint8], found: Detections, reader: Reader) -> 
     probs = reader.look_at(crops, dice=dice)[0]
     short = np.linalg.norm(found.corners[:, 1] - found.corners[:, 0], axis=1)
     short = np.minimum(short, np.linalg.norm(found.corners[:, 2] - found.corners[:, 1], axis=1))
-    sums = None
+    sums, views = None, []
     for dx, dy in LOOKS:
         moved = found.corners + (np.array([dx, dy])[None, :] * short[:, None])[:, None, :]
         shifted = [cut(image, c, die) for c, die in zip(moved, dice, strict=True)]
-        upright = reader.look_at(shifted)[1]
-        turned = reader.look_at([crop[::-1, ::-1] for crop in shifted])[1]
-        if upright is None or turned is None:
-            break
-        both = np.stack([upright, turned], 1)
-        sums = both if sums is None else sums + both
+        read_upright, upright = reader.look_at(shifted)
+        read_turned, turned = reader.look_at([crop[::-1, ::-1] for crop in shifted])
+        views += [read_upright, read_turned]
+        if upright is not None and turned is not None:
+            both = np.stack([upright, turned], 1)
+            sums = both if sums is None else sums + both
+    tiles = np.logical_not(dice)
+    probs[tiles] = views_agreed(np.stack(views))[tiles]
     embedding = None if sums is None else sums / np.linalg.norm(sums, axis=2, keepdims=True)
     looks = None if reader.looker is None else _looks(image, found, reader.looker, short)
     seen = enrol_seen(found, probs, embedding, reader.names, crops, looks)
     return dataclasses.replace(seen, made_with=fingerprint(reader))
+
+
+def views_agreed(views: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Views x rows x classes of probabilities made one reading per row: their geometric mean,
+    each row summing to one again. A class stays likely only where most views find it so: a
+    back one crop sees and the others do not is not a back (charcoal displays of seeds
+    909000-909019: 12 tiles read face down from their crop as cut, 7 from the views), and a face
+    most views rule out stays ruled out (`out_of_place`), where the arithmetic mean lifted a
+    doubled display's misplaced face over `PLACE_RULED_OUT` (ivory 917011)."""
+    agreed = np.exp(np.log(np.maximum(views, VIEW_FLOOR)).mean(axis=0))
+    return (agreed / agreed.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
 def _display_dice(found: Detections, dice_probs: NDArray[np.float32]) -> NDArray[np.bool_]:
