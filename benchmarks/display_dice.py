@@ -5,7 +5,8 @@
 Each seed's opening display as the set-look rounds lay it (`vision.training.setlook
 round_display`: the house set at that round's table, its camera, cloth and light) is found by
 the shipped detector once, then enrolled twice on the same boxes: counting every die box
-(before) and counting dice as the follower does in play (`vision.enrol._display_dice`, after).
+(before) and counting dice by enrolment's rule (`vision.enrol._display_dice`, after: beyond
+three, not a box small and unsure, as in play).
 Every display is a whole set, so every refusal is a false one; each changed verdict is printed.
 """
 

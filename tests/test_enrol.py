@@ -217,6 +217,25 @@ def test_a_fourth_die_box_counts_unless_small_and_unsure_as_in_play(
     assert enrolment.whole is (len(dice) == 3)
 
 
+@pytest.mark.parametrize(
+    ("count", "die_as", "dice"),
+    [
+        (3, {2: (0.75, 0.37)}, ("die-1", "die-2", "die-3")),  # navy 909001: a die read unsure
+        (3, {1: (0.8, 0.3), 2: (0.75, 0.37)}, ("die-1", "die-2", "die-3")),  # cream 909006
+        (4, {2: (0.75, 0.30), 3: (0.75, 0.37)}, ("die-1", "die-2", "die-4")),  # one too many
+    ],
+    ids=["three, one unlike", "three, two unlike", "four, two unlike: the least sure goes"],
+)
+def test_a_display_keeps_three_dice_however_unlike_some_look(
+    count: int, die_as: dict[int, tuple[float, float]], dice: tuple[str, ...]
+) -> None:
+    """A box small and unsure is dropped only beyond three (a phantom beside the dice), the
+    least sure first: a real die of a look the dice reader doubts is never thinned away."""
+    enrolment = enrolled(list(DISPLAY_ORDER), dice=count, die_as=die_as)
+    assert enrolment.dice == dice
+    assert enrolment.whole, enrolment.problems
+
+
 def test_a_whole_set_laid_in_order_is_accepted_and_named_by_place() -> None:
     enrolment = enrolled(list(DISPLAY_ORDER))
     assert enrolment.whole, enrolment.problems

@@ -100,6 +100,9 @@ each of three families the 1st percentile of a face's two copies' likeness was 0
 and 0.812 with it, 0.857, 0.651 and 0.780 without (classic, ivory, navy), and a whole set's
 tiles came further below the doubled ones in classic and ivory."""
 
+SET_DICE = 3
+"""Dice a table throws (every rule book): a display shows three."""
+
 VIEW_FLOOR = 1e-9
 """The least probability a view's reading is counted at in `views_agreed`: the classifier's
 softmax gives exact zeros, and one view's zero must lower a class, not veto it."""
@@ -372,7 +375,8 @@ def enrol_found(image: NDArray[np.uint8], found: Detections, reader: Reader) -> 
     geometric mean (`views_agreed`): one crop of a face with small dim pips can read as a back
     where the others do not. A die keeps the dice reader's reading of its crop as cut."""
     if not len(found):  # nothing on the table the detector could box
-        counted = (f"0 tiles face up, a set has {len(DISPLAY_ORDER)}", "0 dice, a table uses 3")
+        counted = (f"0 tiles face up, a set has {len(DISPLAY_ORDER)}",
+                   f"0 dice, a table uses {SET_DICE}")  # fmt: skip
         return Enrolment((), (), False, counted)
     dice = [kind == "die" for kind in found.labels]
     crops = [cut(image, c, die) for c, die in zip(found.corners, dice, strict=True)]
@@ -409,18 +413,24 @@ def views_agreed(views: NDArray[np.float32]) -> NDArray[np.float32]:
 
 
 def _display_dice(found: Detections, dice_probs: NDArray[np.float32]) -> NDArray[np.bool_]:
-    """Which boxes are the display's dice: as in play (`vision.follow.dice.of_the_set`), not a
-    box smaller than the others that the reader is unsure of (sides in pixels: a display's dice
-    lie together). The detector boxed such a phantom beside a die in 4 of 120 displays of the
+    """Which boxes are the display's dice: where more than `SET_DICE` are boxed, not one smaller
+    than the others that the reader is unsure of (`vision.follow.dice.of_the_set`, as in play;
+    sides in pixels: a display's dice lie together), the least sure first and never fewer than
+    `SET_DICE`. The detector boxed such a phantom beside a die in 4 of 120 displays of the
     rounds harness (997018, 998003: 0.75 and 0.86 of a die's side, read at 0.37 and 0.40, where
-    the dice read at 0.99 or more), and the set was refused for a fourth die."""
+    the dice read at 0.99 or more), and the set was refused for a fourth die. Thinned below
+    three, real dice of a look the dice reader doubts went too (navy 909001 and cream 909006
+    with the true boxes: "2 dice", "1 dice"), and the set was refused for a die short."""
     from vision.follow.dice import of_the_set  # the follower imports this module
 
     is_die = np.array([label == "die" for label in found.labels], bool)
     rows = np.flatnonzero(is_die)
-    if len(rows):
+    if len(rows) > SET_DICE:
         sides = box_sides(found.corners[rows]).mean(axis=1)
-        is_die[rows] = of_the_set(sides.tolist(), dice_probs[rows].max(axis=1).tolist())
+        sure = dice_probs[rows].max(axis=1)
+        kept = np.array(of_the_set(sides.tolist(), sure.tolist()), bool)
+        unlike = sorted(np.flatnonzero(~kept), key=lambda k: float(sure[k]))
+        is_die[rows[unlike[: len(rows) - SET_DICE]]] = False
     return is_die
 
 
@@ -499,8 +509,8 @@ def enrol_seen(
     rest, copy = looks_apart(seen)
     problems += outsiders(seen, rest)
     problems += unlike_copies(seen, rest, copy)
-    if len(dice) != 3:
-        problems.append(f"{len(dice)} dice, a table uses 3")
+    if len(dice) != SET_DICE:
+        problems.append(f"{len(dice)} dice, a table uses {SET_DICE}")
     return Enrolment(seen, dice, order is not None, tuple(problems))
 
 
