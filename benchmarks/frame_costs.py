@@ -60,7 +60,7 @@ def timed(session: Any, name: str, spent: dict[str, list[float]], whole_width: i
 
 
 def sessions(models: ModelSource) -> dict[str, Any]:
-    """Every model session the whole-frame analysis runs, by the file it was loaded from."""
+    """Every model session the whole-frame analysis runs, named by the stage that runs it."""
     found: dict[str, Any] = {"detector": models.detector.session}
     if models.detector.refiner is not None:
         for k, (session, _, _) in enumerate(models.detector.refiner.stages, 1):

@@ -405,7 +405,7 @@ def views_agreed(views: NDArray[np.float32]) -> NDArray[np.float32]:
     """Views x rows x classes of probabilities made one reading per row: their geometric mean,
     each row summing to one again. A class stays likely only where most views find it so: a
     back one crop sees and the others do not is not a back (charcoal displays of seeds
-    909000-909019: 12 tiles read face down from their crop as cut, 7 from the views), and a face
+    909000-909019: 12 tiles read face down from their crop as cut, 9 from the views), and a face
     most views rule out stays ruled out (`out_of_place`), where the arithmetic mean lifted a
     doubled display's misplaced face over `PLACE_RULED_OUT` (ivory 917011)."""
     agreed = np.exp(np.log(np.maximum(views, VIEW_FLOOR)).mean(axis=0))
