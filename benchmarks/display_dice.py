@@ -62,7 +62,7 @@ def main() -> int:
         enrol._display_dice = rule
         for name, verdict in verdicts.items():
             accepted[name] += verdict.whole
-            four[name] += any("dice, a table uses 3" in p for p in verdict.problems)
+            four[name] += any(f"dice, a table uses {enrol.SET_DICE}" in p for p in verdict.problems)
         if verdicts["before"].problems != verdicts["after"].problems:
             print(f"  {seed}: {'; '.join(verdicts['before'].problems) or 'accepted'} -> "
                   f"{'; '.join(verdicts['after'].problems) or 'accepted'}")  # fmt: skip

@@ -380,7 +380,6 @@ def enrol_found(image: NDArray[np.uint8], found: Detections, reader: Reader) -> 
         return Enrolment((), (), False, counted)
     dice = [kind == "die" for kind in found.labels]
     crops = [cut(image, c, die) for c, die in zip(found.corners, dice, strict=True)]
-    probs = reader.look_at(crops, dice=dice)[0]
     short = np.linalg.norm(found.corners[:, 1] - found.corners[:, 0], axis=1)
     short = np.minimum(short, np.linalg.norm(found.corners[:, 2] - found.corners[:, 1], axis=1))
     sums, views = None, []
@@ -393,8 +392,11 @@ def enrol_found(image: NDArray[np.uint8], found: Detections, reader: Reader) -> 
         if upright is not None and turned is not None:
             both = np.stack([upright, turned], 1)
             sums = both if sums is None else sums + both
-    tiles = np.logical_not(dice)
-    probs[tiles] = views_agreed(np.stack(views))[tiles]
+    probs = views_agreed(np.stack(views))
+    die_rows = np.flatnonzero(dice)
+    if len(die_rows):  # the dice reader's reading of each die's crop as cut
+        die_crops = [crops[row] for row in die_rows]
+        probs[die_rows] = reader.look_at(die_crops, embed=False, dice=[True] * len(die_rows))[0]
     embedding = None if sums is None else sums / np.linalg.norm(sums, axis=2, keepdims=True)
     looks = None if reader.looker is None else _looks(image, found, reader.looker, short)
     seen = enrol_seen(found, probs, embedding, reader.names, crops, looks)
