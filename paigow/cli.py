@@ -1086,8 +1086,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--family", default="house", help="an appearance family: house, classic, …")
     sub.add_argument("--arrangement", choices=("rows", "line", "scattered"), default="rows",
                      help="rows of eight or one line in order of rank, or scattered")  # fmt: skip
-    sub.add_argument("--fault", choices=("foreign", "missing", "doubled"),
-                     help="one tile wrong: another set's, missing, or a face twice")  # fmt: skip
+    sub.add_argument("--fault", choices=("foreign", "missing", "doubled", "face-down"),
+                     help="one tile wrong: another set's, missing, a face twice, or laid face "
+                     "down")  # fmt: skip
     sub.add_argument("--resolution", metavar="WxH", default="1920x1080", help="image size")
 
     sub = command("calibrate", cmd_calibrate, "Write table.yaml from an overhead frame.")

@@ -142,12 +142,13 @@ def seen(
     body: dict[int, tuple[int, int, int]] | None = None,
     read_as: dict[int, tuple[str, float]] | None = None,
     die_as: dict[int, tuple[float, float]] | None = None,
+    face_down: dict[int, float] | None = None,
 ) -> Detections | tuple:  # type: ignore[type-arg]
     """What a reader would make of a display of `faces` (read right, but a tile in `read_as`
     read as that face, leaving its own face that chance): detections, class probabilities,
     embeddings (each face its own direction, a tile in `like` looking like another face's) and
     crops (a black body, or `body`'s colour); a die in `die_as` boxed at that share of the
-    others' side and read that sure."""
+    others' side and read that sure; a tile in `face_down` read as a back that sure."""
     rng = np.random.default_rng(5)
     boxes = laid(8, 0.0, False, False)[: len(faces)]
     die_boxes = [tile_corners(900 + 40 * k, 300, 0.0) / [1, 2.5] for k in range(dice)]
@@ -168,6 +169,9 @@ def seen(
             probs[row, : len(FACE_NAMES)] = 0.0
             probs[row, FACE_NAMES.index(other)] = 1 - chance
             probs[row, FACE_NAMES.index(face)] = chance
+        if face_down and row in face_down:
+            probs[row] *= 1 - face_down[row]
+            probs[row, len(FACE_NAMES)] = face_down[row]  # the `back` column
         looks = (like or {}).get(row, face)
         vector = directions[FACE_NAMES.index(looks)] + rng.normal(0, 0.05, 64)
         vectors[row] = vector / np.linalg.norm(vector)
@@ -283,6 +287,33 @@ def test_a_set_that_is_not_whole_is_refused_with_what_is_wrong(change: dict, sai
     assert not enrolment.whole
     assert any(said in problem for problem in enrolment.problems), enrolment.problems
     assert "Refused: " in enrolment.summary()
+
+
+@pytest.mark.parametrize(
+    ("down", "said"),
+    [
+        ({2: 0.99}, f"1 tile face down; place 3 (laid as {DISPLAY_ORDER[2]}) reads as a back, "
+                    "99% sure"),
+        ({2: 0.95, 30: 0.99}, f"2 tiles face down; place 3 (laid as {DISPLAY_ORDER[2]}) reads "
+                              f"as a back, 95% sure; place 31 (laid as {DISPLAY_ORDER[30]}) reads "
+                              "as a back, 99% sure"),
+        ({2: 0.85}, None),  # under `FACE_DOWN`: a face, read unsure
+    ],
+    ids=["one", "two", "a back, unsure"],
+)  # fmt: skip
+def test_a_tile_face_down_is_named_by_its_place_and_the_rest_stays_placed(
+    down: dict[int, float], said: str | None
+) -> None:
+    """A tile read as a back is not enrolled, and the display is refused for it alone, by its
+    place: the other tiles stay placed (not read as a set a tile short), and it leaves no gap
+    where it lies."""
+    enrolment = enrolled(list(DISPLAY_ORDER), face_down=down)
+    assert enrolment.problems == (() if said is None else (said,))
+    assert enrolment.in_order
+    face_down = {} if said is None else down
+    assert [t.place for t in enrolment.face_down] == [row + 1 for row in face_down]
+    assert len(enrolment.tiles) == 32 - len(face_down)
+    assert all(t.face == DISPLAY_ORDER[(t.place or 0) - 1] for t in enrolment.tiles)
 
 
 @pytest.mark.parametrize(

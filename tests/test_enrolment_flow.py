@@ -45,14 +45,23 @@ def models():  # type: ignore[no-untyped-def]
         ("rows", "missing", 31),
         ("rows", "doubled", 32),
         ("rows", "foreign", 32),
+        ("rows", "face-down", 32),
     ],
 )
 def test_the_simulator_lays_a_display_with_its_truth(
     arrangement: str, fault: str | None, tiles: int
 ) -> None:
     shown, rendering, _ = render_display(5, "ivory", arrangement, fault)  # type: ignore[arg-type]
-    faces = [lab.label for lab in rendering.labels if lab.kind == "tile" and lab.labelled]
-    assert len(faces) == len(shown.faces) == tiles
+    laid = [lab for lab in rendering.labels if lab.kind == "tile" and lab.labelled]
+    assert len(laid) == len(shown.faces) == tiles
+    backs = [lab for lab in laid if lab.label == "back"]
+    assert len(backs) == (fault == "face-down")
+    faces = [str(lab.label) for lab in laid if lab.label != "back"]
+    for back in backs:  # the face the dealer laid there, face down
+        assert f"place {back.tags['place']} ({shown.faces[back.tags['place'] - 1]})" in (
+            shown.fault_detail
+        )
+        faces.append(shown.faces[back.tags["place"] - 1])
     assert sorted(faces) == sorted(shown.faces)
     assert len(shown.dice) == 3 and bool(shown.fault_detail) == bool(fault)
     counts = Counter(shown.faces)

@@ -217,6 +217,9 @@ class Enrolment:
     problems: tuple[str, ...]
     made_with: NDArray[np.float32] | None = None
     """The models that saw it, as `fingerprint` gives them; None where not known."""
+    face_down: tuple[SeenTile, ...] = ()
+    """Tiles the reader sees a back on (`FACE_DOWN`), with their places where the display is in
+    order: not enrolled, and shown in the picture."""
 
     @property
     def whole(self) -> bool:
@@ -470,23 +473,18 @@ def enrol_seen(
         for i in np.flatnonzero(_display_dice(found, probs[:, dice_columns]))
     )
     tiles = np.flatnonzero([label != "die" for label in found.labels])
-    face_down = [i for i in tiles if probs[i, back] >= FACE_DOWN]
-    up = np.array([i for i in tiles if i not in face_down], np.int64)
-    faces = probs[up][:, face_columns]
+    faces = probs[tiles][:, face_columns]
     faces = faces / np.maximum(faces.sum(1, keepdims=True), 1e-9)
-    problems: list[str] = []
-    if face_down:
-        problems.append(f"{len(face_down)} tile{'s' * (len(face_down) > 1)} face down")
-    if len(up) != len(DISPLAY_ORDER):
-        problems.append(f"{len(up)} tiles face up, a set has {len(DISPLAY_ORDER)}")
-    order = best_order(found.corners[up], faces)
-    placed: list[str | None] = [None] * len(up)
-    places: list[int | None] = [None] * len(up)
+    # placed with every tile box, those read as backs too: a tile face down is then named by
+    # its place, and the rest of the display stays placed rather than read
+    order = best_order(found.corners[tiles], faces)
+    placed: list[str | None] = [None] * len(tiles)
+    places: list[int | None] = [None] * len(tiles)
     if order is not None:
         for place, (row, face) in enumerate(zip(order, assign_faces(order, faces), strict=True)):
             placed[row], places[row] = face, place + 1
     read = [FACE_NAMES[int(np.argmax(row))] for row in faces]
-    seen = tuple(
+    every = [
         SeenTile(
             found.corners[i],
             read[k],
@@ -497,23 +495,38 @@ def enrol_seen(
             None if looks is None else looks[i],
             None if placed[k] is None else float(faces[k, FACE_NAMES.index(placed[k])]),
         )
-        for k, i in enumerate(up)
-    )
+        for k, i in enumerate(tiles)
+    ]
+    down = [k for k, i in enumerate(tiles) if probs[i, back] >= FACE_DOWN]
+    seen = tuple(tile for k, tile in enumerate(every) if k not in down)
+    face_down = tuple(every[k] for k in down)
+    problems: list[str] = []
+    if down:
+        sure = [float(probs[tiles[k], back]) for k in down]
+        where = [
+            f"; place {t.place} (laid as {t.placed}) reads as a back, {back_sure:.0%} sure"
+            for t, back_sure in zip(face_down, sure, strict=True)
+            if t.place
+        ]
+        problems.append(f"{len(down)} tile{'s' * (len(down) > 1)} face down" + "".join(where))
+    if len(seen) != len(DISPLAY_ORDER) and order is None:  # placed, 32 lie there
+        problems.append(f"{len(seen)} tiles face up, a set has {len(DISPLAY_ORDER)}")
     if order is None:
         report = check_set([Tile.parse(t.read) for t in seen], whole_set=True)
         if not report.ok:
             problems.append(f"as read: {report}")
     else:
-        problems += gaps(seen)
+        problems += gaps(seen + face_down)  # a tile face down leaves no gap
         problems += twins(seen) if embedding is not None else []
         problems += out_of_place(seen)
+    up = [i for k, i in enumerate(tiles) if k not in down]
     problems += strangers(seen, [crops[i] for i in up])
     rest, copy = looks_apart(seen)
     problems += outsiders(seen, rest)
     problems += unlike_copies(seen, rest, copy)
     if len(dice) != SET_DICE:
         problems.append(f"{len(dice)} dice, a table uses {SET_DICE}")
-    return Enrolment(seen, dice, order is not None, tuple(problems))
+    return Enrolment(seen, dice, order is not None, tuple(problems), face_down=face_down)
 
 
 AGREED, OTHERWISE, WRONG = (0, 150, 0), (0, 160, 230), (0, 0, 220)
@@ -525,10 +538,10 @@ PICTURE_MARGIN = 0.25
 def picture(image: NDArray[np.uint8], enrolment: Enrolment) -> NDArray[np.uint8]:
     """The display as a person checks it: each tile outlined and tagged with its place and face,
     orange with what it read as where the reader read otherwise, red where a problem names its
-    place; cut to the display and enlarged so that the tags are legible."""
+    place or it lies face down; cut to the display and enlarged so that the tags are legible."""
     named = {int(word) for problem in enrolment.problems
              for word in re.findall(r"place (\d+)", problem)}  # fmt: skip
-    corners = [t.corners for t in enrolment.tiles]
+    corners = [t.corners for t in enrolment.tiles + enrolment.face_down]
     if not corners:
         return image
     low = np.min([c.min(0) for c in corners], axis=0)
@@ -546,6 +559,10 @@ def picture(image: NDArray[np.uint8], enrolment: Enrolment) -> NDArray[np.uint8]
         text = f"{where}{tile.face}" + ("" if tile.agrees else f" ({tile.read})")
         items.append((box, text, colour))
         outlines.append((box, colour))
+    for tile in enrolment.face_down:
+        box = (tile.corners - [x0, y0]) * zoom
+        items.append((box, f"{tile.place}:back" if tile.place else "back", WRONG))
+        outlines.append((box, WRONG))
     return draw(part, outlines, place_tags(part.shape, items))
 
 

@@ -27,8 +27,8 @@ from vision.synth.scene import Thing, die, tile
 
 Arrangement = Literal["rows", "line", "scattered"]
 ARRANGEMENTS: tuple[Arrangement, ...] = ("rows", "line", "scattered")
-Fault = Literal["foreign", "missing", "doubled"]
-FAULTS: tuple[Fault, ...] = ("foreign", "missing", "doubled")
+Fault = Literal["foreign", "missing", "doubled", "face-down"]
+FAULTS: tuple[Fault, ...] = ("foreign", "missing", "doubled", "face-down")
 
 CENTRE = (0.0, 560.0)
 """Where the display lies: the middle of the table, clear of the dealer's chips, in mm."""
@@ -118,7 +118,8 @@ def display_scene(
     """One opening display dressed in `look`. With a `fault`, one tile is wrong: `missing`
     leaves its place empty; `doubled` puts there a second tile of a face that already has all
     its copies (from the same set, so it looks like the set's own); `foreign` puts there the
-    same face from another maker's set (`foreign_look`)."""
+    same face from another maker's set (`foreign_look`); `face-down` lays its tile back up, so
+    the camera sees a back where a face should be shown."""
     size = TileSize.random(rng)
     faces = laid_faces(rng)
     places = _grid(arrangement, size, rng)
@@ -134,12 +135,15 @@ def display_scene(
         if foreign_look is None:
             raise ValueError("a foreign tile needs the look of the set it comes from")
         detail = f"place {wrong + 1} holds a {faces[wrong]} of a {foreign_look.family} set"
+    elif fault == "face-down":
+        detail = f"place {wrong + 1} ({faces[wrong]}) lies face down"
     things: list[Thing] = []
     laid: list[str] = []
     for k, (face, (x, y, yaw)) in enumerate(zip(faces, places, strict=True)):
         if k == wrong and fault == "missing":
             continue
-        piece = tile(face, x, y, yaw, size=size.size, tags={"place": k + 1})
+        up = not (k == wrong and fault == "face-down")
+        piece = tile(face, x, y, yaw, size=size.size, face_up=up, tags={"place": k + 1})
         if k == wrong and fault == "foreign":
             assert foreign_look is not None
             piece = replace(piece, tags={**piece.tags, "foreign": True})
