@@ -4,6 +4,7 @@ and the pieces."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -712,6 +713,32 @@ def test_a_face_half_read_in_a_hand_lying_face_up_still_counts(
     assert all(f"Box {p}'s hand showed 3 tiles" in a.summary for a in missing for p in short)
     if not raised:
         assert same_hands(weak_records[0], known) == same_hands(records[0], known) == []
+
+
+@pytest.mark.parametrize(("missed", "raised"), [(2, set()), (1, {"missing-tile"})],
+                         ids=["every-other-frame", "never-boxed"])  # fmt: skip
+def test_a_tile_the_detector_misses_now_and_then_keeps_its_hand_whole(
+    fixture_round, missed: int, raised: set[str]
+) -> None:  # type: ignore[no-untyped-def]
+    """A tile of a hand lying face up that the detector boxes only in every other frame still
+    lies there (`HANDS.missed_frames`): the hand settles at four and reads exact, where its
+    count going 3, 4, 3, 4 had kept it from settling at all (set-look round 999409). One never
+    boxed is missing."""
+    name, table = fixture_round
+    known = truth(name)
+    flicker = known["hands"]["2"]["tiles"][0]
+    frames = iter(range(10**6))
+
+    def every_other(t: float, seen: Detections) -> Detections:
+        if next(frames) % missed:
+            return seen
+        return seen[np.array([label != flicker for label in seen.labels], bool)]
+
+    clean, records = follow(name, table)
+    alerts, flickered = follow(name, table, change=every_other)
+    assert {a.kind for a in alerts} - {a.kind for a in clean} == raised
+    if not raised:
+        assert same_hands(flickered[0], known) == same_hands(records[0], known) == []
 
 
 @pytest.mark.parametrize(
@@ -1556,6 +1583,24 @@ def test_a_cut_swap_that_only_exchanges_layers_is_told_apart(
 
 
 @pytest.mark.parametrize(
+    ("seed", "rules", "flat"),
+    [
+        (1580015, "rws-2018", True),  # dai-pin 5, 6: one layer's halves, to boxes 8 and 1
+        (1580015, "nz-1998", False),  # yat-dong-dong 5, 6 to 8 and 1: a stack emptied early
+        (1580000, "nz-1998", False),  # gum-un-que 3, 5: one to box 2, a flight traced
+    ],
+)
+def test_a_cut_swap_shown_only_in_flights_too_flat_to_trace_is_told_apart(
+    seed: int, rules: str, flat: bool
+) -> None:
+    from vision.synth.round import plan_round
+    from vision.training.accuracy import flat_flights_only
+
+    plan = plan_round(seed, rules, ["wrong-cut-order"], None, context=True)
+    assert flat_flights_only(plan) is flat
+
+
+@pytest.mark.parametrize(
     ("seed", "rules", "injected", "hidden"),
     [
         (1200066, "mbs-2020", "missing-tile", True),  # box 2 out of play, dealt three tiles
@@ -1601,6 +1646,10 @@ def test_the_accuracy_report_counts_the_cut_swaps_seen_from_above_apart() -> Non
     assert line.startswith("- wrong-cut-order: 1 of 3 injected swaps only exchange layers")
     assert "of which 0 caught; of the other 2, 1 caught (50.0%): 3 missed." in line
     assert _layers_line([]) == []
+    flat = dataclasses.replace(swap(4, False, False), flat_flights_only=True)
+    (line,) = _layers_line([swap(2, True, False), swap(3, False, False), flat])
+    assert "1 show only in blocks flown to boxes 1 and 8, too flat to trace, every stack " in line
+    assert "(4), of which 0 caught; of the other 2, 1 caught (50.0%): 3 missed." in line
 
 
 @pytest.mark.parametrize(

@@ -36,8 +36,10 @@ from vision import reuse as reuse_module
 from vision.detections import Detections
 from vision.detector import MODEL_FILES, MODELS
 from vision.follow import RoundFollower
+from vision.follow.delivery import CUT
 from vision.follow.judge import permitted_choices
 from vision.follow.records import Alert, RoundRecord
+from vision.layout import TableLayout
 from vision.progress import each
 from vision.synth.round import (
     DELIVERY_EACH,
@@ -79,6 +81,8 @@ class Outcome:
     layers_only: bool = False
     """A wrong cut order that leaves every group taking as many tiles from each stack as the
     cut says (`layers_only`)."""
+    flat_flights_only: bool = False
+    """A wrong cut order only flights too flat to trace would show (`flat_flights_only`)."""
     missing_set_aside: bool = False
     """The tile missing from the set was dealt to the box out of play (`missing_set_aside`)."""
     context: bool = False
@@ -126,6 +130,35 @@ def layers_only(plan: Plan) -> bool:
     cut = CUTS[plan.cut]
     right = cut.grid(cut.options(**plan.cut_options))
     return right != plan.grid and stack_signature(right) == stack_signature(plan.grid)
+
+
+def flat_flights_only(plan: Plan, layout: TableLayout | None = None) -> bool:
+    """Whether the cut order dealt shows only in blocks flown to boxes whose flights meet the
+    stacks' row too flat to trace (`vision.follow.delivery.CUT.shallow`: boxes 1 and 8): every
+    group it moves goes to such a box, and each stack still loses its last tile to the group
+    the cut says, so no stack stands or goes out of turn. The follower, as built, has nothing
+    to see there (round 1580015: `dai-pin`, groups 5 and 6, the third layer's two halves, to
+    boxes 8 and 1), so the report counts these apart."""
+    layout = layout or TableLayout()  # the simulated table's (`Studio.of`)
+    cut = CUTS[plan.cut]
+    right = cut.grid(cut.options(**plan.cut_options))
+    if right == plan.grid or layers_only(plan):
+        return False
+    moved = {group for row, dealt in zip(right, plan.grid, strict=True)
+             for a, b in zip(row, dealt, strict=True) if a != b for group in (a, b)}  # fmt: skip
+    stacks = np.array(layout.stack_area)
+    flat = set()
+    for position, spot in enumerate(layout.hand_spots, 1):
+        flight = np.asarray(spot) - stacks
+        if abs(flight[1]) < CUT.shallow * np.linalg.norm(flight):
+            flat.add(position)
+    if any(plan.group_positions[group - 1] not in flat for group in moved):
+        return False
+
+    def emptied_by(grid: tuple[tuple[int, ...], ...]) -> list[int]:
+        return [max(layer[stack] for layer in grid) for stack in range(len(grid[0]))]
+
+    return emptied_by(right) == emptied_by(plan.grid)
 
 
 def missing_set_aside(plan: Plan) -> bool:
@@ -291,6 +324,7 @@ def run_round(
         studio.frame_count,
         confidence=sure,
         layers_only=layers_only(plan),
+        flat_flights_only=injected == "wrong-cut-order" and flat_flights_only(plan),
         missing_set_aside=missing_set_aside(plan),
         declined=declined,
         context=context,
@@ -605,7 +639,8 @@ def _layers_line(outcomes: list[Outcome]) -> list[str]:
         return []
     hidden = [o for o in swaps if o.layers_only]
     other = [o for o in swaps if o.other_cut_fits and not o.layers_only]
-    seen = [o for o in swaps if not o.layers_only and not o.other_cut_fits]
+    flat = [o for o in swaps if o.flat_flights_only and not o.other_cut_fits]
+    seen = [o for o in swaps if not (o.layers_only or o.other_cut_fits or o.flat_flights_only)]
     return [
         f"- {kind}: {len(hidden)} of {len(swaps)} injected swaps only exchange layers (each "
         "group still takes as many tiles from each stack, at its own turn: seen from above, "
@@ -615,6 +650,13 @@ def _layers_line(outcomes: list[Outcome]) -> list[str]:
             f"{', '.join(str(o.seed) for o in other)}), of which "
             f"{sum(kind in o.raised for o in other)} caught; "
             if other
+            else ""
+        )
+        + (
+            f"{len(flat)} show only in blocks flown to boxes 1 and 8, too flat to trace, every "
+            f"stack emptied in turn ({', '.join(str(o.seed) for o in flat)}), of which "
+            f"{sum(kind in o.raised for o in flat)} caught; "
+            if flat
             else ""
         )
         + _of_the_other(kind, seen),
