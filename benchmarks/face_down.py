@@ -53,11 +53,12 @@ def main() -> int:
     refiner = Refiner([p for p in REFINERS if p.exists()])
     column = {name: k for k, name in reader.names.items()}
     seen: dict[str, np.ndarray] = {}
-    real_seen_probs = enrol.enrol_seen
+    real_enrol_seen = enrol.enrol_seen
 
     def keep_probs(found, probs, *rest, **named):  # type: ignore[no-untyped-def]
+        """`enrol_seen`, keeping the probabilities `enrol_found` reads the tiles with."""
         seen["probs"] = probs
-        return real_seen_probs(found, probs, *rest, **named)
+        return real_enrol_seen(found, probs, *rest, **named)
 
     enrol.enrol_seen = keep_probs
     faces_as_backs: list[tuple[str, int, str, str, float, float]] = []
@@ -67,12 +68,13 @@ def main() -> int:
     for look, (case, arrangement, fault), seed in each(jobs, len(jobs), "displays", "display"):
         shown, rendering, _ = render_display(seed, look, arrangement, fault)
         found, truth = truth_boxes(rendering, np.random.default_rng([seed, 0xB0C]), refiner=refiner)
+        places = [lab.tags.get("place") for lab in rendering.labels if lab.labelled]  # as truth
         enrol.enrol_found(rendering.image, found, reader)
         probs = seen["probs"]
-        laid = shown.fault_detail.split("(")[1].split(")")[0] if fault else None
-        for row, label in enumerate(truth):
+        for row, (label, place) in enumerate(zip(truth, places, strict=True)):
             back = float(probs[row, column["back"]])
-            if label == "back" and laid is not None:
+            if label == "back":  # the face the dealer laid there, face down
+                laid = shown.faces[int(place) - 1]
                 backs.append((look, seed, back, float(probs[row, column[laid]])))
             elif label in enrol.FACE_NAMES and back >= enrol.FACE_DOWN:
                 faces_as_backs.append(

@@ -500,15 +500,16 @@ def enrol_seen(
     down = [k for k, i in enumerate(tiles) if probs[i, back] >= FACE_DOWN]
     seen = tuple(tile for k, tile in enumerate(every) if k not in down)
     face_down = tuple(every[k] for k in down)
+    up = [i for k, i in enumerate(tiles) if k not in down]
     problems: list[str] = []
     if down:
-        sure = [float(probs[tiles[k], back]) for k in down]
-        where = [
-            f"; place {t.place} (laid as {t.placed}) reads as a back, {back_sure:.0%} sure"
-            for t, back_sure in zip(face_down, sure, strict=True)
-            if t.place
-        ]
-        problems.append(f"{len(down)} tile{'s' * (len(down) > 1)} face down" + "".join(where))
+        where = "".join(
+            f"; place {every[k].place} (laid as {every[k].placed}) reads as a back, "
+            f"{probs[tiles[k], back]:.0%} sure"
+            for k in down
+            if every[k].place
+        )
+        problems.append(f"{len(down)} tile{'s' * (len(down) > 1)} face down{where}")
     if len(seen) != len(DISPLAY_ORDER) and order is None:  # placed, 32 lie there
         problems.append(f"{len(seen)} tiles face up, a set has {len(DISPLAY_ORDER)}")
     if order is None:
@@ -519,7 +520,6 @@ def enrol_seen(
         problems += gaps(seen + face_down)  # a tile face down leaves no gap
         problems += twins(seen) if embedding is not None else []
         problems += out_of_place(seen)
-    up = [i for k, i in enumerate(tiles) if k not in down]
     problems += strangers(seen, [crops[i] for i in up])
     rest, copy = looks_apart(seen)
     problems += outsiders(seen, rest)
@@ -552,17 +552,14 @@ def picture(image: NDArray[np.uint8], enrolment: Enrolment) -> NDArray[np.uint8]
     zoom = max(1.0, 1000 / max(x1 - x0, y1 - y0, 1))
     part = cv2.resize(image[y0:y1, x0:x1], None, fx=zoom, fy=zoom, interpolation=cv2.INTER_CUBIC)
     items, outlines = [], []
-    for tile in enrolment.tiles:
+    tagged = [(tile, WRONG if tile.place in named else AGREED if tile.agrees else OTHERWISE,
+               tile.face + ("" if tile.agrees else f" ({tile.read})"))
+              for tile in enrolment.tiles]  # fmt: skip
+    tagged += [(tile, WRONG, "back") for tile in enrolment.face_down]
+    for tile, colour, what in tagged:
         box = (tile.corners - [x0, y0]) * zoom
-        colour = WRONG if tile.place in named else AGREED if tile.agrees else OTHERWISE
-        where = f"{tile.place}:" if tile.place else ""
-        text = f"{where}{tile.face}" + ("" if tile.agrees else f" ({tile.read})")
-        items.append((box, text, colour))
+        items.append((box, f"{tile.place}:{what}" if tile.place else what, colour))
         outlines.append((box, colour))
-    for tile in enrolment.face_down:
-        box = (tile.corners - [x0, y0]) * zoom
-        items.append((box, f"{tile.place}:back" if tile.place else "back", WRONG))
-        outlines.append((box, WRONG))
     return draw(part, outlines, place_tags(part.shape, items))
 
 
