@@ -742,6 +742,13 @@ BUGS = (
         ("tests/test_follow.py", "-k", "misses_now_and_then"),
     ),
     Bug(
+        "any-hand-may-be-set-in-the-bank-area",
+        "vision/follow/delivery.py",
+        '    if zone == "bank":\n        return banker\n',
+        '    if zone == "bank":\n        return None\n',
+        ("tests/test_follow.py", "-k", "bank_area"),
+    ),
+    Bug(
         "a-swap-emptying-a-stack-early-counted-unseeable",
         "vision/training/accuracy.py",
         "    return emptied_by(right) == emptied_by(plan.grid)\n",

@@ -1341,10 +1341,12 @@ def test_unknown_cut_in_table_yaml_is_refused(fixture_round) -> None:  # type: i
     assert np.isfinite(np.asarray(table.homography)).all()
 
 
-def _carried_alerts(table: TableConfig, tiles: list[list[tuple[float, float, str] | None]]) -> set:  # type: ignore[type-arg]
+def _carried_alerts(
+    table: TableConfig, tiles: list[list[tuple[float, float, str] | None]], banker: int = 1
+) -> set:  # type: ignore[type-arg]
     """The positions swapped hands are alerted at, for face-down tiles seen frame by frame at
-    (x, y) table mm in a zone (None: unseen), boxes 3-5 served."""
-    follower = RoundFollower(table)
+    (x, y) table mm in a zone (None: unseen), boxes 3-5 served, the bank at `banker`'s box."""
+    follower = RoundFollower(table.model_copy(update={"banker": banker}))
     follower.round = Round(0, 0.0, True, Phase.SETTING, served={3: 1.0, 4: 1.6, 5: 2.3})
     out: list = []  # type: ignore[type-arg]
     for k in range(max(len(path) for path in tiles)):
@@ -1355,10 +1357,17 @@ def _carried_alerts(table: TableConfig, tiles: list[list[tuple[float, float, str
     return {r.record.position for r in out}
 
 
-def _carried(unseen: range = range(0), y: float = 700.0, last: float = 250.0) -> list:  # type: ignore[type-arg]
-    """A tile lying in box 3 (x 0), carried 25 mm a frame into box 4 (from x 125), put down."""
+def _carried(
+    unseen: range = range(0),
+    y: float = 700.0,
+    last: float = 250.0,
+    start: str = "p3",
+    end: str = "p4",
+) -> list:  # type: ignore[type-arg]
+    """A tile lying in box 3 (x 0), carried 25 mm a frame into box 4 (from x 125), put down;
+    or from and into the zones named."""
     xs = [0.0] * 3 + [min(25.0 * k, last) for k in range(1, 11)] + [last] * 3
-    return [None if k in unseen else (x, y, "p3" if x < 125 else "p4") for k, x in enumerate(xs)]
+    return [None if k in unseen else (x, y, start if x < 125 else end) for k, x in enumerate(xs)]
 
 
 HIDDEN = [(150.0, 728.0, "p4")] * 8 + [None] * 4 + [(150.0, 728.0, "p4")] * 4
@@ -1382,6 +1391,21 @@ def test_a_carried_tile_keeps_the_box_it_left(fixture_round, tiles: list, positi
     taken for that tile (700164: hands carried across box 6 took its tiles' place)."""
     _, table = fixture_round
     assert _carried_alerts(table, tiles) == positions
+
+
+@pytest.mark.parametrize(
+    ("start", "banker", "positions"),
+    [("p5", 5, set()), ("p3", 5, {3}), ("p4", 1, {1})],
+    ids=["the banker's own hand", "a player's hand", "the hand of a box out of play"],
+)
+def test_a_hand_set_in_the_bank_area_is_the_bankers_own(
+    fixture_round, start: str, banker: int, positions: set
+) -> None:  # type: ignore[no-untyped-def,type-arg]
+    """The banker's hand is carried to the bank area to be set; another box's hand set there
+    is the bank playing a hand it was not dealt (1600324: a house bank at box 1 took the hand
+    of box 4, out of play, and set its own aside, so no hand came to rest in a player's box)."""
+    _, table = fixture_round
+    assert _carried_alerts(table, [_carried(start=start, end="bank")], banker) == positions
 
 
 @pytest.mark.parametrize(

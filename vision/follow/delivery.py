@@ -699,8 +699,10 @@ class DeliveryPhase(FollowerBase):
         passing each other keep apart); each remembers the zone it last lay still in, and one
         that comes to rest in another player's box than the served box it left raises the
         alert, as sure as the detector was of the tile where it came to rest. A tile that moves
-        on is only passing over a box; the bank's hand going to the bank area is the dealer's
-        job, not a swap."""
+        on is only passing over a box; the banker's hand going to the bank area is the dealer's
+        job, not a swap, but another box's hand set there is the bank playing a hand it was not
+        dealt (1600324: the house bank took the hand of the box out of play and set its own
+        aside, and neither hand came to rest in a player's box)."""
         round_ = self.round
         assert round_ is not None
         previous = self.carried
@@ -719,24 +721,27 @@ class DeliveryPhase(FollowerBase):
                 velocity = (xy - before.xy + before.unseen * before.velocity) / (before.unseen + 1)
             origin = before.origin if before is not None else zone
             if zone and (before is None or float(np.linalg.norm(velocity)) <= CARRIED.resting):
+                to = _carried_to(zone, self.judge.banker)
                 if (
-                    zone in PLAYER_ZONES
+                    to is not None
                     and origin in PLAYER_ZONES
-                    and origin != zone
+                    and int(origin[1:]) != to
                     and int(origin[1:]) in round_.served
                 ):
-                    a = min(int(origin[1:]), int(zone[1:]))
+                    a = min(int(origin[1:]), to)
+                    where = "the bank" if zone == "bank" else f"box {to}"
                     self._alert(
                         out,
                         K.HANDS_SWAPPED,
                         a,
                         f"position {a}'s tiles stay at {a}",
-                        f"tiles carried from position {origin[1:]} to {zone[1:]}",
+                        f"tiles carried from position {origin[1:]} to "
+                        + ("the bank" if zone == "bank" else zone[1:]),
                         t,
                         t,
                         sure,
                         zone,
-                        summary=f"Tiles were moved from box {origin[1:]} to box {zone[1:]} "
+                        summary=f"Tiles were moved from box {origin[1:]} to {where} "
                         "after delivery.",
                     )
                 origin = zone
@@ -930,6 +935,14 @@ def _at_open_end(
     return (open_left and bool(right) and min(right) - x <= near) or (
         open_right and bool(left) and x - max(left) <= near
     )
+
+
+def _carried_to(zone: str, banker: int) -> int | None:
+    """The box whose hand a tile coming to rest in `zone` joins: a player's box, or the
+    banker's where the bank's hand is set (the bank area); None elsewhere."""
+    if zone == "bank":
+        return banker
+    return int(zone[1:]) if zone in PLAYER_ZONES else None
 
 
 def _gone_by(group: int, arrivals: list[float], flying: list[float]) -> float | None:
