@@ -1643,6 +1643,25 @@ def test_a_tile_missing_from_the_hand_set_aside_is_told_apart(
     assert missing_set_aside(plan) is hidden
 
 
+@pytest.mark.parametrize(
+    ("seed", "rules", "hidden"),
+    [
+        (1610235, "mbs-2020", True),  # box 7 out of play holds a second 2-4
+        (1010247, "nz-1998", True),  # box 5 out of play holds the copy too many
+        (1600235, "mbs-2020", False),  # box 8 out of play, both copies in play
+        (1600000, "nz-1998", False),  # every box in play
+    ],
+)
+def test_a_foreign_tile_doubled_only_in_the_hand_set_aside_is_told_apart(
+    seed: int, rules: str, hidden: bool
+) -> None:
+    from vision.synth.round import plan_round
+    from vision.training.accuracy import foreign_set_aside
+
+    plan = plan_round(seed, rules, ["foreign-tile"], context=True)
+    assert foreign_set_aside(plan) is hidden
+
+
 def test_the_accuracy_report_counts_the_tiles_missing_from_the_hand_set_aside_apart() -> None:
     from vision.training.accuracy import Outcome, _set_aside_line
 
@@ -1656,6 +1675,10 @@ def test_the_accuracy_report_counts_the_tiles_missing_from_the_hand_set_aside_ap
     assert line.startswith("- missing-tile: 1 of 3 injected tiles were missing from the hand")
     assert "whole: 1), of which 0 caught; of the other 2, 1 caught (50.0%): 3 missed." in line
     assert _set_aside_line([missing(2, True, False)]) == []
+    foreign = Outcome(4, "nz-1998", "foreign-tile", [], {}, 7, 7, True, 1.0, 260,
+                      foreign_set_aside=True)  # fmt: skip
+    (line,) = _set_aside_line([foreign, missing(2, True, False)])
+    assert line.startswith("- foreign-tile: 1 of 1 injected tiles doubled a face with a tile in")
 
 
 def test_the_accuracy_report_counts_the_cut_swaps_seen_from_above_apart() -> None:

@@ -30,7 +30,7 @@ import cv2
 import numpy as np
 import onnxruntime
 
-from rules import CUTS, CutChoice, Irregularity, find_ruleset, stack_signature
+from rules import CUTS, FULL_SET, CutChoice, Irregularity, Tile, find_ruleset, stack_signature
 from vision import crops, detector, refine
 from vision import reuse as reuse_module
 from vision.detections import Detections
@@ -85,6 +85,9 @@ class Outcome:
     """A wrong cut order only flights too flat to trace would show (`flat_flights_only`)."""
     missing_set_aside: bool = False
     """The tile missing from the set was dealt to the box out of play (`missing_set_aside`)."""
+    foreign_set_aside: bool = False
+    """The foreign tile's face shows in play no more often than the set holds it
+    (`foreign_set_aside`)."""
     context: bool = False
     """The round drew who banks and its cut as its rule book has them chosen, and the follower
     was told nothing but the table's configuration (`plan_round(context=True)`)."""
@@ -169,6 +172,23 @@ def missing_set_aside(plan: Plan) -> bool:
     aside = plan.set_aside
     missing = any(i["kind"] == "missing-tile" for i in plan.irregularities)
     return missing and aside is not None and len(plan.hands[aside]) < 4
+
+
+def foreign_set_aside(plan: Plan) -> bool:
+    """Whether a foreign tile (a face of the set, once too often) shows in play no more often
+    than the set holds its face: the copy too many, or the tile it doubles, lies in the hand of
+    the box out of play, set aside face down unplayed, so seen from above the hands in play are
+    part of a genuine set (1610235, 1010247). The report counts these apart."""
+    aside = plan.set_aside
+    if aside is None or not any(i["kind"] == "foreign-tile" for i in plan.irregularities):
+        return False
+    shown = Counter(
+        Tile.parse(plan.faces[tile])
+        for position, tiles in plan.hands.items()
+        if position != aside
+        for tile in tiles
+    )
+    return all(count <= FULL_SET[face] for face, count in shown.items())
 
 
 def other_cut_fits(plan: Plan, table: TableConfig) -> bool:
@@ -326,6 +346,7 @@ def run_round(
         layers_only=layers_only(plan),
         flat_flights_only=injected == "wrong-cut-order" and flat_flights_only(plan),
         missing_set_aside=missing_set_aside(plan),
+        foreign_set_aside=foreign_set_aside(plan),
         declined=declined,
         context=context,
         other_cut_fits=injected == "wrong-cut-order" and other_cut_fits(plan, table),
@@ -674,20 +695,27 @@ def _of_the_other(kind: str, seen: list[Outcome]) -> str:
 
 
 def _set_aside_line(outcomes: list[Outcome]) -> list[str]:
-    """missing-tile counted apart for the tiles missing from the hand set aside unplayed, which
-    no overhead view shows (`missing_set_aside`); nothing where there were none."""
-    kind = "missing-tile"
-    missing = [o for o in outcomes if o.injected == kind]
-    aside = [o for o in missing if o.missing_set_aside]
-    if not aside:
-        return []
-    seen = [o for o in missing if not o.missing_set_aside]
-    return [
-        f"- {kind}: {len(aside)} of {len(missing)} injected tiles were missing from the hand of "
-        "the box out of play, set aside face down unplayed (seen from above, every hand in "
-        f"play whole: {', '.join(str(o.seed) for o in aside)}), of which "
-        f"{sum(kind in o.raised for o in aside)} caught; " + _of_the_other(kind, seen)
-    ]
+    """missing-tile and foreign-tile counted apart where what shows the fault lies in the hand
+    set aside unplayed, which no overhead view shows (`missing_set_aside`,
+    `foreign_set_aside`); nothing where there were none."""
+    lines = []
+    for kind, hidden, what, shows in (
+        ("missing-tile", "missing_set_aside", "were missing from", "every hand in play whole"),
+        ("foreign-tile", "foreign_set_aside", "doubled a face with a tile in",
+         "every hand in play part of a genuine set"),
+    ):  # fmt: skip
+        injected = [o for o in outcomes if o.injected == kind]
+        aside = [o for o in injected if getattr(o, hidden)]
+        if not aside:
+            continue
+        seen = [o for o in injected if not getattr(o, hidden)]
+        lines.append(
+            f"- {kind}: {len(aside)} of {len(injected)} injected tiles {what} the hand of the "
+            f"box out of play, set aside face down unplayed (seen from above, {shows}: "
+            f"{', '.join(str(o.seed) for o in aside)}), of which "
+            f"{sum(kind in o.raised for o in aside)} caught; " + _of_the_other(kind, seen)
+        )
+    return lines
 
 
 def _declined_lines(outcomes: list[Outcome]) -> list[str]:
