@@ -729,14 +729,13 @@ class DeliveryPhase(FollowerBase):
                     and int(origin[1:]) in round_.served
                 ):
                     a = min(int(origin[1:]), to)
-                    where = "the bank" if zone == "bank" else f"box {to}"
+                    onto, where = ("the bank",) * 2 if zone == "bank" else (str(to), f"box {to}")
                     self._alert(
                         out,
                         K.HANDS_SWAPPED,
                         a,
                         f"position {a}'s tiles stay at {a}",
-                        f"tiles carried from position {origin[1:]} to "
-                        + ("the bank" if zone == "bank" else zone[1:]),
+                        f"tiles carried from position {origin[1:]} to {onto}",
                         t,
                         t,
                         sure,
