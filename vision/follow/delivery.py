@@ -393,8 +393,11 @@ class DeliveryPhase(FollowerBase):
         the follower sees a box served. Only tiles lying still for `CUT.still_frames` count: a
         block carried over the stacks is not a stack; and only where a stack stood
         (`CUT.stack_place`): something boxed beside that place is not the stack. A place seen
-        empty, nothing over it and stacks in view close either side (`_flanked`), marks its
-        stack gone (`_gone_early`); seen standing again, it was not. A flank need only be in
+        empty, nothing over it and stacks in view close either side (`_flanked`), in
+        `CUT.empty_frames` frames with no frame between that boxed a stack there, marks its
+        stack gone (`_gone_early`); seen standing again, it was not. (From pixels a stack
+        boxed at 0.5-0.6 was missed in two single frames 1.4 s apart, boxed between them but
+        never still: counted gone early, a false alert in 1610237.) A flank need only be in
         view, not still: stacks seen at their places as the dealer's arm leaves them show the
         place between is not under it. (Asked to lie still, the flanks of a stack taken a
         group early came back into view 0.2 s too late to tell Yat Dong Dong with two groups
@@ -449,6 +452,8 @@ class DeliveryPhase(FollowerBase):
                 round_.standing.setdefault(stack, []).append((t, max(sure)))
                 round_.empty_since.pop(stack, None)
                 round_.gone.pop(stack, None)
+            elif any(np.linalg.norm(s.xy - judged_at) <= CUT.stack_place for s in view.stacks):
+                round_.empty_since.pop(stack, None)  # boxed there, not yet still: not empty
             elif not np.any(np.linalg.norm(tiles - judged_at, axis=1) <= CUT.hides):
                 if _flanked(judged_at, in_view, round_.pitch):
                     needed, early = CUT.empty_frames, CUT.gone_before
