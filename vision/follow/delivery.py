@@ -127,8 +127,9 @@ class CutSettings:
     centres, about 60 mm of open row between their edges) is narrower than a dealer's hand
     (75-95 mm across) or the simulator's arm (85-110 mm); four would not be."""
     empty_frames: int = 2
-    """Frames, with no standing sighting between them, in which a place must be seen empty for
-    its stack to be gone: one frame can be the detector missing a standing stack."""
+    """Frames, with no frame between them that boxed a stack at the place (still or not), in
+    which a place must be seen empty for its stack to be gone: one frame can be the detector
+    missing a standing stack."""
     end_gone_before: float = 1.0
     """`gone_before` for a stack seen gone at the row's open end. From pixels the last tile of
     a stack shared by two groups went unseen while the first group's block flew, and its place
