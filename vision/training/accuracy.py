@@ -21,7 +21,7 @@ import pickle
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,9 +130,14 @@ def layers_only(plan: Plan) -> bool:
     to which group: each group still takes as many tiles from each stack, at its own turn. A
     camera looking down sees such a delivery exactly as the right one (the backs are alike;
     telling the layers apart takes a side view or depth), so the report counts these apart."""
-    cut = CUTS[plan.cut]
-    right = cut.grid(cut.options(**plan.cut_options))
+    right = meant_grid(plan)
     return right != plan.grid and stack_signature(right) == stack_signature(plan.grid)
+
+
+def meant_grid(plan: Plan) -> tuple[tuple[int, ...], ...]:
+    """The group each cell goes to under the round's cut as meant, whatever was dealt."""
+    cut = CUTS[plan.cut]
+    return cut.grid(cut.options(**plan.cut_options))
 
 
 def flat_flights_only(plan: Plan, layout: TableLayout | None = None) -> bool:
@@ -143,8 +148,7 @@ def flat_flights_only(plan: Plan, layout: TableLayout | None = None) -> bool:
     to see there (round 1580015: `dai-pin`, groups 5 and 6, the third layer's two halves, to
     boxes 8 and 1), so the report counts these apart."""
     layout = layout or TableLayout()  # the simulated table's (`Studio.of`)
-    cut = CUTS[plan.cut]
-    right = cut.grid(cut.options(**plan.cut_options))
+    right = meant_grid(plan)
     if right == plan.grid or layers_only(plan):
         return False
     moved = {group for row, dealt in zip(right, plan.grid, strict=True)
@@ -699,16 +703,18 @@ def _set_aside_line(outcomes: list[Outcome]) -> list[str]:
     set aside unplayed, which no overhead view shows (`missing_set_aside`,
     `foreign_set_aside`); nothing where there were none."""
     lines = []
-    for kind, hidden, what, shows in (
-        ("missing-tile", "missing_set_aside", "were missing from", "every hand in play whole"),
-        ("foreign-tile", "foreign_set_aside", "doubled a face with a tile in",
+    cases: tuple[tuple[str, Callable[[Outcome], bool], str, str], ...] = (
+        ("missing-tile", lambda o: o.missing_set_aside, "were missing from",
+         "every hand in play whole"),
+        ("foreign-tile", lambda o: o.foreign_set_aside, "doubled a face with a tile in",
          "every hand in play part of a genuine set"),
-    ):  # fmt: skip
+    )  # fmt: skip
+    for kind, hidden, what, shows in cases:
         injected = [o for o in outcomes if o.injected == kind]
-        aside = [o for o in injected if getattr(o, hidden)]
+        aside = [o for o in injected if hidden(o)]
         if not aside:
             continue
-        seen = [o for o in injected if not getattr(o, hidden)]
+        seen = [o for o in injected if not hidden(o)]
         lines.append(
             f"- {kind}: {len(aside)} of {len(injected)} injected tiles {what} the hand of the "
             f"box out of play, set aside face down unplayed (seen from above, {shows}: "
