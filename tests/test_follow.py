@@ -1681,6 +1681,38 @@ def test_the_accuracy_report_counts_the_tiles_missing_from_the_hand_set_aside_ap
     assert line.startswith("- foreign-tile: 1 of 1 injected tiles doubled a face with a tile in")
 
 
+@pytest.mark.parametrize(
+    ("alerted", "misplaced", "line"),
+    [
+        ([4], [], "0 of 2 swaps also alerted at a box whose hand was not swapped."),
+        ([4, 5], [5], "1 of 2 swaps also alerted at a box whose hand was not swapped (1: box 5)."),
+    ],
+    ids=["the swapped boxes", "a box passed over"],
+)
+def test_the_accuracy_report_names_swap_alerts_at_boxes_not_swapped(
+    alerted: list[int], misplaced: list[int], line: str
+) -> None:
+    """1640224 from pixels: the hands of boxes 4 and 6 swapped, and box 5, passed over, alerted
+    too; counting the kind alone, the swap was caught."""
+    from vision.follow.records import Alert
+    from vision.training.accuracy import Outcome, _misplaced_lines, swap_misplaced
+
+    alerts = [
+        Alert(kind="hands-swapped", severity="high", table_id="t", round_id="r", position=p,
+              rules="nz-1998", clause="NZ 11.1", confidence=0.9, evidence_time_s=1.0,
+              raised_time_s=1.0)
+        for p in alerted
+    ]  # fmt: skip
+    boxes = swap_misplaced(alerts, (4, 6))
+    assert boxes == misplaced
+    swaps = [
+        Outcome(seed, "nz-1998", "hands-swapped", ["hands-swapped"], {}, 7, 7, True, 1.0, 260,
+                swap_misplaced=m)
+        for seed, m in ((1, boxes), (2, []))
+    ]  # fmt: skip
+    assert _misplaced_lines(swaps) == ["- hands-swapped: " + line]
+
+
 def test_the_accuracy_report_counts_the_cut_swaps_seen_from_above_apart() -> None:
     from vision.training.accuracy import Outcome, _layers_line
 

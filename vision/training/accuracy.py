@@ -120,6 +120,10 @@ class Outcome:
     """The box out of play, its "Off" button on it (NZ 12.10, MBS 5.6.1)."""
     off_right: bool = False
     """The round record's `off_box` is that box (or None, where there was none)."""
+    swap_misplaced: list[int] = field(default_factory=list)
+    """Boxes a `hands-swapped` alert was raised at (the lower of the two it names) whose hand
+    was not one of the two swapped: the kind right, the boxes wrong (a hand in flight taken for
+    one set down on its way)."""
     declined: str | None = None
     """The irregularity planned for the round that its bank makes none: a player/banker sets
     their own hand as they like (`rules.house_sets_bank`), so the round is followed as clean."""
@@ -351,6 +355,7 @@ def run_round(
         flat_flights_only=injected == "wrong-cut-order" and flat_flights_only(plan),
         missing_set_aside=missing_set_aside(plan),
         foreign_set_aside=foreign_set_aside(plan),
+        swap_misplaced=swap_misplaced(alerts, plan.swapped) if injected == "hands-swapped" else [],
         declined=declined,
         context=context,
         other_cut_fits=injected == "wrong-cut-order" and other_cut_fits(plan, table),
@@ -358,6 +363,12 @@ def run_round(
         **cut,  # type: ignore[arg-type]
         **bank,  # type: ignore[arg-type]
     )
+
+
+def swap_misplaced(alerts: list[Alert], swapped: tuple[int, int] | None) -> list[int]:
+    """The boxes `hands-swapped` alerts were raised at that are not among the `swapped`."""
+    named = {a.position for a in alerts if a.kind == "hands-swapped" and a.position is not None}
+    return sorted(named - set(swapped or ()))
 
 
 @dataclass(frozen=True)
@@ -644,6 +655,7 @@ def report(
         _confidence_line(outcomes),
         *_layers_line(outcomes),
         *_set_aside_line(outcomes),
+        *_misplaced_lines(outcomes),
         *_declined_lines(outcomes),
         *_bank_lines(outcomes),
         *_cut_lines(outcomes),
@@ -722,6 +734,27 @@ def _set_aside_line(outcomes: list[Outcome]) -> list[str]:
             f"{sum(kind in o.raised for o in aside)} caught; " + _of_the_other(kind, seen)
         )
     return lines
+
+
+def _misplaced_lines(outcomes: list[Outcome]) -> list[str]:
+    """Swaps caught, but with an alert naming a box whose hand stayed put (counted caught in
+    the table above, which checks the kind alone)."""
+    swaps = [o for o in outcomes if o.injected == "hands-swapped"]
+    if not swaps:
+        return []
+    wrong = [o for o in swaps if o.swap_misplaced]
+    return [
+        f"- hands-swapped: {len(wrong)} of {len(swaps)} swaps also alerted at a box whose "
+        "hand was not swapped"
+        + (
+            " ("
+            + ", ".join(f"{o.seed}: box {', '.join(map(str, o.swap_misplaced))}" for o in wrong)
+            + ")"
+            if wrong
+            else ""
+        )
+        + "."
+    ]
 
 
 def _declined_lines(outcomes: list[Outcome]) -> list[str]:
@@ -887,6 +920,8 @@ def one_line(outcome: Outcome) -> str:
                f"{'right' if outcome.cut_right else 'WRONG'} ({outcome.cut_known}"
                f"{f', {outcome.cut_fits} fit' if outcome.cut_fits > 1 else ''})"
                if outcome.context else "")
+            + (f"; swap alerted at box {', '.join(map(str, outcome.swap_misplaced))}, not "
+               "swapped" if outcome.swap_misplaced else "")
             + (f"; error: {outcome.error}" if outcome.error else ""))  # fmt: skip
 
 
