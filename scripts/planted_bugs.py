@@ -749,6 +749,14 @@ BUGS = (
         ("tests/test_follow.py", "-k", "bank_area"),
     ),
     Bug(
+        "the-row-ends-where-the-unpushed-stacks-stand",
+        "vision/follow/delivery.py",
+        "        if line.at(0, ahead) >= columns[0] - pitch and line.at(last, ahead) <= columns[-1]"
+        " + pitch\n",
+        "        if columns[0] - pitch <= line.x <= columns[-1] + pitch\n",
+        ("tests/test_follow.py", "-k", "pushed_end_stack"),
+    ),
+    Bug(
         "a-swap-alert-at-a-box-not-swapped-goes-uncounted",
         "vision/training/accuracy.py",
         "    return sorted(named - set(swapped or ()))\n",

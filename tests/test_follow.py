@@ -1109,6 +1109,23 @@ def test_a_block_from_a_pushed_stack_is_traced_to_where_the_stack_stood(
     assert [origin for _, _, origin in away] == lifted_from
 
 
+@pytest.mark.parametrize(
+    ("known", "lifted_from"),
+    [({0: 20.0}, []), ({}, [1, 1])],
+    ids=["pushed, known", "pushed, unknown"],
+)
+def test_a_line_meeting_a_pushed_end_stack_is_on_the_row(
+    known: dict[int, float], lifted_from: list[int]
+) -> None:
+    """1650043 from pixels: stack 1 pushed 20 mm ahead, the flight so oblique that its line
+    meets the row a pitch and more before stack 1's place, but stack 1 itself where it stands;
+    the line from the block's other landing place points at stack 2. Judged at the row's end
+    where the end stack stood, the right line was dropped and the block taken from stack 2."""
+    homes = [(t, 0.9, [Line(-31.6, 1.58), Line(30.0, 1.5)]) for t in (0.1, 0.2)]
+    away = _lifted_elsewhere(homes, COLUMNS, {0}, known)
+    assert [origin for _, _, origin in away] == lifted_from
+
+
 EVENS, ODDS = {0, 2, 4, 6}, {1, 3, 5, 7}
 
 

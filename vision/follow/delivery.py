@@ -801,7 +801,7 @@ def _lifted_elsewhere(
     pitch = float(np.median(np.diff(columns)))
     weight, away = 0.0, []
     for seen, sure, traced in homes:
-        lines = _on_row(traced, columns, pitch)
+        lines = _on_row(traced, columns, pitch, ahead)
         if not lines:
             continue
         weight += sure
@@ -870,7 +870,7 @@ def _lifted_for_another(
     sightings = [
         (seen, sure, lines)
         for seen, sure, traced in homes
-        if (lines := _on_row(traced, columns, pitch))
+        if (lines := _on_row(traced, columns, pitch, ahead))
     ]
     if len(sightings) < CUT.fits_together:
         return []
@@ -892,10 +892,21 @@ def _lifted_for_another(
     return []
 
 
-def _on_row(traced: list[Line], columns: list[float], pitch: float) -> list[Line]:
+def _on_row(
+    traced: list[Line], columns: list[float], pitch: float, ahead: Mapping[int, float]
+) -> list[Line]:
     """The lines of a sighting that end on the stacks' row, a pitch either side of its ends
-    allowed; the others (infinite: not in the first half of a flight) point nowhere."""
-    return [line for line in traced if columns[0] - pitch <= line.x <= columns[-1] + pitch]
+    allowed, each end where its stack stands (1650043 from pixels: stack 1 pushed 19 mm ahead
+    for the set-up, a flight to box 2 so oblique that its lines met stack 1 there 28-33 mm
+    before the row's end; dropped, the sightings kept only their lines from the other place
+    the block landed, which pointed at stack 2, a false alert). The others (infinite: not in
+    the first half of a flight) point nowhere."""
+    last = len(columns) - 1
+    return [
+        line
+        for line in traced
+        if line.at(0, ahead) >= columns[0] - pitch and line.at(last, ahead) <= columns[-1] + pitch
+    ]
 
 
 def _apart(
