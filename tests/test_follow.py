@@ -1712,7 +1712,7 @@ def test_the_accuracy_report_names_swap_alerts_at_boxes_not_swapped(
     """1640224 from pixels: the hands of boxes 4 and 6 swapped, and box 5, passed over, alerted
     too; counting the kind alone, the swap was caught."""
     from vision.follow.records import Alert
-    from vision.training.accuracy import Outcome, _misplaced_lines, swap_misplaced
+    from vision.training.accuracy import Outcome, _misplaced_lines, boxes_alerted_not_swapped
 
     alerts = [
         Alert(kind="hands-swapped", severity="high", table_id="t", round_id="r", position=p,
@@ -1720,7 +1720,7 @@ def test_the_accuracy_report_names_swap_alerts_at_boxes_not_swapped(
               raised_time_s=1.0)
         for p in alerted
     ]  # fmt: skip
-    boxes = swap_misplaced(alerts, (4, 6))
+    boxes = boxes_alerted_not_swapped(alerts, (4, 6))
     assert boxes == misplaced
     swaps = [
         Outcome(seed, "nz-1998", "hands-swapped", ["hands-swapped"], {}, 7, 7, True, 1.0, 260,

@@ -355,7 +355,9 @@ def run_round(
         flat_flights_only=injected == "wrong-cut-order" and flat_flights_only(plan),
         missing_set_aside=missing_set_aside(plan),
         foreign_set_aside=foreign_set_aside(plan),
-        swap_misplaced=swap_misplaced(alerts, plan.swapped) if injected == "hands-swapped" else [],
+        swap_misplaced=(
+            boxes_alerted_not_swapped(alerts, plan.swapped) if injected == "hands-swapped" else []
+        ),
         declined=declined,
         context=context,
         other_cut_fits=injected == "wrong-cut-order" and other_cut_fits(plan, table),
@@ -365,7 +367,7 @@ def run_round(
     )
 
 
-def swap_misplaced(alerts: list[Alert], swapped: tuple[int, int] | None) -> list[int]:
+def boxes_alerted_not_swapped(alerts: list[Alert], swapped: tuple[int, int] | None) -> list[int]:
     """The boxes `hands-swapped` alerts were raised at that are not among the `swapped`."""
     named = {a.position for a in alerts if a.kind == "hands-swapped" and a.position is not None}
     return sorted(named - set(swapped or ()))
