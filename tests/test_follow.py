@@ -1390,6 +1390,12 @@ def _carried(
 HIDDEN = [(150.0, 728.0, "p4")] * 8 + [None] * 4 + [(150.0, 728.0, "p4")] * 4
 """Box 4's own tile, hidden while a hand is put down 28 mm from it."""
 
+FIRST_SEEN_OVER_BOX_4 = [None] * 5 + [
+    (x, 700.0, "p4" if x < 300 else "p5") for x in [150.0, 190.0, 230.0, 270.0, 310.0] + [350.0] * 4
+]
+"""A tile first seen over box 4, carried 40 mm a frame into box 5 and put down (1600144: tiles
+of hands carried across box 6 first seen over it)."""
+
 
 @pytest.mark.parametrize(
     ("tiles", "positions"),
@@ -1398,14 +1404,24 @@ HIDDEN = [(150.0, 728.0, "p4")] * 8 + [None] * 4 + [(150.0, 728.0, "p4")] * 4
         ([_carried(unseen=range(7, 9))], {3}),
         ([_carried(unseen=range(7, 10))], {3}),
         ([_carried(unseen=range(8, 10), last=150.0), HIDDEN], {3}),
+        ([FIRST_SEEN_OVER_BOX_4], set()),
+        ([_carried(), FIRST_SEEN_OVER_BOX_4], {3}),
     ],
-    ids=["seen", "unseen two frames", "unseen three frames", "put down by a hidden tile"],
+    ids=[
+        "seen",
+        "unseen two frames",
+        "unseen three frames",
+        "put down by a hidden tile",
+        "first seen in flight",
+        "first seen in flight beside one seen lifted",
+    ],
 )
 def test_a_carried_tile_keeps_the_box_it_left(fixture_round, tiles: list, positions: set) -> None:  # type: ignore[no-untyped-def,type-arg]
     """A hand carried into another box is a swap (position 3 of 3 and 4) though the tile is
     missed a frame or three on the way (two hands passing each other: round 700120). Put down
     nearer a tile of that box's own, hidden meanwhile, than to where it was heading, it is not
-    taken for that tile (700164: hands carried across box 6 took its tiles' place)."""
+    taken for that tile (700164: hands carried across box 6 took its tiles' place). A tile
+    first seen in flight left no box known: not the one it was first seen over (1600144)."""
     _, table = fixture_round
     assert _carried_alerts(table, tiles) == positions
 

@@ -269,6 +269,9 @@ class Track:
     velocity: NDArray[np.float64]
     unseen: int = 0
     """Frames since it was last seen (`CARRIED.gap`)."""
+    new: bool = False
+    """First seen at its last sighting: the zone it lay in is the one it left only if it lies
+    still at the next."""
 
     @property
     def reach(self) -> float:
@@ -704,11 +707,13 @@ class DeliveryPhase(FollowerBase):
         are followed from frame to frame (nearest predicted position, one to one, so two hands
         passing each other keep apart); each remembers the zone it last lay still in, and one
         that comes to rest in another player's box than the served box it left raises the
-        alert, as sure as the detector was of the tile where it came to rest. A tile that moves
-        on is only passing over a box; the banker's hand going to the bank area is the dealer's
-        job, not a swap, but another box's hand set there is the bank playing a hand it was not
-        dealt (1600324: the house bank took the hand of the box out of play and set its own
-        aside, and neither hand came to rest in a player's box)."""
+        alert, as sure as the detector was of the tile where it came to rest. A tile first seen
+        moving left no box we know of (1600144 from labels: two tiles of hands carried across
+        box 6, first seen over it, were taken for box 6's hand carried to box 7). A tile that
+        moves on is only passing over a box; the banker's hand going to the bank area is the
+        dealer's job, not a swap, but another box's hand set there is the bank playing a hand it
+        was not dealt (1600324: the house bank took the hand of the box out of play and set its
+        own aside, and neither hand came to rest in a player's box)."""
         round_ = self.round
         assert round_ is not None
         previous = self.carried
@@ -726,7 +731,10 @@ class DeliveryPhase(FollowerBase):
             if before is not None:  # over the frames since it was last seen
                 velocity = (xy - before.xy + before.unseen * before.velocity) / (before.unseen + 1)
             origin = before.origin if before is not None else zone
-            if zone and (before is None or float(np.linalg.norm(velocity)) <= CARRIED.resting):
+            moving = before is not None and float(np.linalg.norm(velocity)) > CARRIED.resting
+            if moving and before is not None and before.new:
+                origin = ""  # first seen in flight: it left no box we know of
+            if zone and not moving:
                 to = _carried_to(zone, self.judge.banker)
                 if (
                     to is not None
@@ -750,7 +758,7 @@ class DeliveryPhase(FollowerBase):
                         "after delivery.",
                     )
                 origin = zone
-            current.append(Track(xy, zone, origin, velocity))
+            current.append(Track(xy, zone, origin, velocity, new=before is None))
         continued = set(pairs.values())
         current += [
             replace(track, xy=track.xy + track.velocity, unseen=track.unseen + 1)
