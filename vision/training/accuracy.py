@@ -745,17 +745,10 @@ def _misplaced_lines(outcomes: list[Outcome]) -> list[str]:
     if not swaps:
         return []
     wrong = [o for o in swaps if o.swap_misplaced]
+    named = ", ".join(f"{o.seed}: box {', '.join(map(str, o.swap_misplaced))}" for o in wrong)
     return [
         f"- hands-swapped: {len(wrong)} of {len(swaps)} swaps also alerted at a box whose "
-        "hand was not swapped"
-        + (
-            " ("
-            + ", ".join(f"{o.seed}: box {', '.join(map(str, o.swap_misplaced))}" for o in wrong)
-            + ")"
-            if wrong
-            else ""
-        )
-        + "."
+        "hand was not swapped" + (f" ({named})." if named else ".")
     ]
 
 
