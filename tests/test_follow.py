@@ -15,6 +15,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 
 from rules import CUTS, CutChoice, Irregularity, Setting, find_ruleset
 from vision.detections import Detections
@@ -1124,6 +1125,77 @@ def test_a_line_meeting_a_pushed_end_stack_is_on_the_row(
     homes = [(t, 0.9, [Line(-31.6, 1.58), Line(30.0, 1.5)]) for t in (0.1, 0.2)]
     away = _lifted_elsewhere(homes, COLUMNS, {0}, known)
     assert [origin for _, _, origin in away] == lifted_from
+
+
+def _tile_box(
+    centre: NDArray[np.float64], hidden: float, turned: float = 0.0
+) -> NDArray[np.float64]:
+    """A 68 x 25 mm tile's box on the table, lengthwise towards the players turned by `turned`
+    radians, its near end (towards the dealer, down the table) hidden by `hidden` mm."""
+    along = np.array([np.sin(turned), np.cos(turned)])
+    across = np.array([along[1], -along[0]])
+    ends = [(-34.0 + hidden, -12.5), (-34.0 + hidden, 12.5), (34.0, 12.5), (34.0, -12.5)]
+    return np.array([centre + across * side + along * end for end, side in ends])
+
+
+@pytest.mark.parametrize(
+    ("hidden", "turned", "length", "moved"),
+    [
+        (0.0, 0.0, 68.0, (0.0, 0.0)),  # whole: where it is boxed
+        (20.0, 0.0, 68.0, (0.0, -10.0)),  # its near end hidden: back towards the dealer
+        (20.0, np.pi, 68.0, (0.0, -10.0)),  # the corners the other way round: the same
+        (20.0, np.pi / 6, 68.0, (-5.0, -8.66)),  # turned: along its length
+        (20.0, np.pi / 2, 68.0, (0.0, 0.0)),  # lying along the row: the hand hides no end
+        (20.0, 0.0, None, (0.0, 0.0)),  # the stacks never measured: as boxed
+        (-4.0, 0.0, 68.0, (0.0, 0.0)),  # boxed longer than the stacks: as boxed
+    ],
+    ids=[
+        "whole",
+        "near end hidden",
+        "corners reversed",
+        "turned",
+        "along the row",
+        "no length",
+        "longer",
+    ],
+)
+def test_a_tile_in_flight_boxed_short_lies_whole_towards_the_dealer(
+    hidden: float, turned: float, length: float | None, moved: tuple[float, float]
+) -> None:
+    from vision.follow.delivery import _unhidden
+
+    box = _tile_box(np.array([100.0, 350.0]), hidden, turned)
+    assert _unhidden(box.mean(0), box, length) - box.mean(0) == pytest.approx(moved, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    ("stack", "hidden", "lifted_from"),
+    [
+        (5, 0.0, []),  # whole: traced to its stack
+        (5, 22.0, []),  # near ends hidden: traced whole, to its stack (as boxed: 6, 6, 6)
+        (7, 22.0, [7, 7, 7]),  # another stack lifted, near ends hidden: still caught
+    ],
+    ids=["whole", "near ends hidden", "another stack"],
+)
+def test_a_block_the_hand_half_hides_is_traced_to_its_own_stack(
+    fixture_round: tuple[str, TableConfig], stack: int, hidden: float, lifted_from: list[int]
+) -> None:
+    """1610023 and 1660007 from pixels: the dealer's hand hid the near ends of a block's tiles
+    in flight, the detector boxed 45-62 mm of a 67-69 mm tile, and lines traced back along an
+    oblique flight through the boxes' centres pointed at another stack (false `wrong-cut-order`).
+    Here a flight to a box far left, meeting the row at 35 degrees, from stack 6 of a group
+    that takes it alone; the stacks were boxed 68 mm long before the delivery."""
+    _, table = fixture_round
+    follower = RoundFollower(table)
+    follower.round = Round(0, 0.0, True, Phase.DELIVERY, lengths={s: [68.0] for s in range(8)})
+    spot, start = np.array([-600.0, 630.0]), np.array([COLUMNS[stack], 210.0])
+    for k, f in enumerate((0.2, 0.3, 0.4)):
+        box = _tile_box(start + f * (spot - start), hidden)
+        view = View(1, 0, 1, 0, {"": 1}, {}, [], [(box.mean(0), "", 0.8)], [], [], [],
+                    [(box.mean(0), box, 0.8)])  # fmt: skip
+        follower._note_flight(0.1 * k, view)
+    homes = [(seen, sure, [_home(xy, spot, 210.0)]) for seen, xy, sure in follower.round.in_flight]
+    assert [origin for _, _, origin in _lifted_elsewhere(homes, COLUMNS, {5})] == lifted_from
 
 
 EVENS, ODDS = {0, 2, 4, 6}, {1, 3, 5, 7}

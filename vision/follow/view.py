@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,6 +36,11 @@ class View:
     """Tiles the detector boxes face up whose face the reader cannot tell (under `FACES.min_read`),
     each with the reader's best guess of its face, its place and zone, the detector's confidence
     and the reader's that it lies face up."""
+    loose_backs: list[tuple[NDArray[np.float64], NDArray[np.float64], float]] = field(
+        default_factory=list
+    )
+    """Each face-down tile boxed outside every zone (a block in flight, as a rule): its place,
+    its box's corners on the table (mm) and the detector's confidence in it."""
 
     def unread_while(self, dealing: bool) -> list[Sighting]:
         """The unread tiles as sightings: while dealing, those the detector is sure lie face up
@@ -68,7 +73,7 @@ class View:
         scores = seen.label_scores
         backs: Counter[str] = Counter()
         faces: Counter[str] = Counter()
-        stacks, dice_read, backs_xy, faces_xy, unread_xy = [], [], [], [], []
+        stacks, dice_read, backs_xy, faces_xy, unread_xy, loose_backs = [], [], [], [], [], []
         tiles = dice = loose = hand_tiles = 0
         for i, label in enumerate(seen.labels):
             zone = seen.zones[i]
@@ -89,6 +94,9 @@ class View:
             if label == "back":
                 backs[zone] += 1
                 backs_xy.append((seen.table_xy[i], zone, float(seen.confidence[i])))
+                if not zone:
+                    corners = table.to_table(seen.corners[i])
+                    loose_backs.append((seen.table_xy[i], corners, float(seen.confidence[i])))
                 if zone == "stack" and seen.confidence[i] >= CUT.standing:
                     length = float(_sides_on_table(table, seen.corners[i])[0])
                     stacks.append(
@@ -112,6 +120,7 @@ class View:
             dice_read,
             faces_xy,
             unread_xy,
+            loose_backs,
         )
 
 
