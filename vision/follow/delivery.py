@@ -1011,11 +1011,12 @@ def _unhidden(
     stacks' tiles were boxed `length` long. The dealer's hand, behind the block, hides the
     tiles' near ends, and the detector boxes what shows: 45-62 mm of 67-69, its centre 5-11 mm
     towards the players, in clean rounds 1610023 and 1660007 from pixels; traced back along
-    oblique flights such centres ended 0.4-1.2 pitches off their stacks, and both rounds raised
-    a false `wrong-cut-order`. So a box shorter than the stacks' tiles, lying lengthwise towards
-    the players, is taken to be the tile's far end: its centre moves back, towards the dealer
-    (down the table, the stacks' row lying between the dealer and the boxes), by half what it
-    lacks."""
+    oblique flights, lines through such centres ended 0.4-0.9 pitch off their stacks and, in
+    doubt (`CUT.off_stack`), gave way to the lines from the block's other landing place, which
+    ended on other stacks by chance: a false `wrong-cut-order` in each. So a box shorter than
+    the stacks' tiles, lying lengthwise towards the players, is taken to be the tile's far
+    end: its centre moves back, towards the dealer (down the table, the stacks' row lying
+    between the dealer and the boxes), by half what it lacks."""
     first, second = corners[1] - corners[0], corners[2] - corners[1]
     along = first if np.linalg.norm(first) >= np.linalg.norm(second) else second
     boxed = float(np.linalg.norm(along))
