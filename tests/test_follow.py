@@ -30,6 +30,7 @@ from vision.follow.delivery import (
     _lifted_elsewhere,
     _lifted_for_another,
     _somewhere_new,
+    _unhidden,
 )
 from vision.follow.dice import DieSighting, _leaning, _pool_dice
 from vision.follow.exposure import DOUBTED, FaceTrack, Sighting, _follow_faces
@@ -1162,8 +1163,6 @@ def _tile_box(
 def test_a_tile_in_flight_boxed_short_lies_whole_towards_the_dealer(
     hidden: float, turned: float, length: float | None, moved: tuple[float, float]
 ) -> None:
-    from vision.follow.delivery import _unhidden
-
     box = _tile_box(np.array([100.0, 350.0]), hidden, turned)
     assert _unhidden(box.mean(0), box, length) - box.mean(0) == pytest.approx(moved, abs=0.01)
 
@@ -1183,7 +1182,7 @@ def test_a_block_the_hand_half_hides_is_traced_to_its_own_stack(
     """1610023 and 1660007 from pixels: the dealer's hand hid the near ends of a block's tiles
     in flight, the detector boxed 45-62 mm of a 67-69 mm tile, and lines traced back along an
     oblique flight through the boxes' centres pointed at another stack (false `wrong-cut-order`).
-    Here a flight to a box far left, meeting the row at 35 degrees, from stack 6 of a group
+    Here a flight to a box far left, meeting the row at 30 degrees, from stack 6 of a group
     that takes it alone; the stacks were boxed 68 mm long before the delivery."""
     _, table = fixture_round
     follower = RoundFollower(table)
