@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import pickle
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -28,8 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from rules import stack_signature  # noqa: E402
 from vision.follow import RoundFollower, delivery  # noqa: E402
-from vision.follow.base import Raised  # noqa: E402
-from vision.follow.delivery import CUT, _apart, _home, _on_row, _own_line  # noqa: E402
+from vision.follow.delivery import CUT, Home, _apart, _on_row, _own_line  # noqa: E402
 from vision.progress import each  # noqa: E402
 from vision.synth.round import plan_round  # noqa: E402
 from vision.training.accuracy import FPS, TABLE_CUTS, Seen  # noqa: E402
@@ -39,33 +39,25 @@ from trace_breaches import round_of  # noqa: E402
 
 
 class Measured(RoundFollower):
-    """The box's follower, measuring each group's sightings in flight before it traces them."""
+    """The box's follower, measuring each group's sightings in flight as it traces them."""
 
     dealt: list[set[int]]
     """The stacks (0-7) each group was dealt from, by the round's plan."""
     errors: list[float]
     """Pitches between each sighting's own line and its group's dealt stacks."""
 
-    def _trace_blocks(self, t: float, out: list[Raised]) -> None:
+    def _flights(self) -> Iterator[tuple[int, int, list[Home]]]:
         round_ = self.round
         assert round_ is not None
-        arrivals = sorted(round_.served.values())
         pitch = round_.pitch
-        for group in range(round_.traced + 1, len(arrivals) + 1):
-            since = arrivals[group - 2] if group > 1 else -np.inf
-            position = (round_.first_seen - 1 + group - 1) % 8 + 1  # type: ignore[operator]
-            spots = round_.landed.get(position) or [self.locate.zones[f"p{position}"].mean(0)]
+        for group, position, homes in super()._flights():
             stacks = self.dealt[group - 1]
-            for seen, xy, _ in round_.in_flight:
-                if since <= seen < arrivals[group - 1]:
-                    traced = [_home(xy, spot, round_.row) for spot in spots]
-                    lines = _on_row(traced, round_.columns, pitch, round_.ahead)
-                    if lines:
-                        own = _own_line(lines, round_.columns, stacks, pitch, round_.ahead)
-                        self.errors.append(
-                            _apart(own, round_.columns, stacks, round_.ahead) / pitch
-                        )
-        super()._trace_blocks(t, out)
+            for _, _, traced in homes:
+                lines = _on_row(traced, round_.columns, pitch, round_.ahead)
+                if lines:
+                    own = _own_line(lines, round_.columns, stacks, pitch, round_.ahead)
+                    self.errors.append(_apart(own, round_.columns, stacks, round_.ahead) / pitch)
+            yield group, position, homes
 
 
 def errors(path: Path) -> list[float]:

@@ -766,8 +766,8 @@ BUGS = (
     Bug(
         "a-tile-in-flight-is-where-its-visible-part-is-boxed",
         "vision/follow/delivery.py",
-        "            (t, _unhidden(xy, corners, length), sure)\n",
-        "            (t, xy, sure)\n",
+        "(t, _unhidden(xy, corners, length), sure) for",
+        "(t, xy, sure) for",
         ("tests/test_follow.py", "-k", "half_hides"),
     ),
     Bug(

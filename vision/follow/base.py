@@ -214,6 +214,13 @@ class Round:
         return float(length), float(width)
 
     @property
+    def stack_length(self) -> float | None:
+        """How long the stacks' tiles were boxed before the delivery (mm; the median of
+        `lengths`); None before any stack was seen."""
+        boxed = [length for lengths in self.lengths.values() for length in lengths]
+        return float(np.median(boxed)) if boxed else None
+
+    @property
     def columns(self) -> list[float]:
         """The stacks' places along the row (mm)."""
         return [float(p[0]) for p in self.places]

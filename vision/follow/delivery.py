@@ -5,7 +5,7 @@ to another once delivered (`CarriedSettings`)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from itertools import takewhile
 from types import MappingProxyType
@@ -384,13 +384,9 @@ class DeliveryPhase(FollowerBase):
         flying."""
         round_ = self.round
         assert round_ is not None
-        boxed = [length for lengths in round_.lengths.values() for length in lengths]
-        length = float(np.median(boxed)) if boxed else None
-        loose = [
-            (t, _unhidden(xy, corners, length), sure)
-            for xy, corners, sure in view.loose_backs
-            if sure >= CUT.standing
-        ]
+        sure_enough = [(xy, c, sure) for xy, c, sure in view.loose_backs if sure >= CUT.standing]
+        length = round_.stack_length if sure_enough else None  # most frames have none
+        loose = [(t, _unhidden(xy, corners, length), sure) for xy, corners, sure in sure_enough]
         if _somewhere_new(round_.in_flight, loose):
             round_.flying.append(t)
         round_.in_flight += loose
@@ -675,17 +671,8 @@ class DeliveryPhase(FollowerBase):
         of those tiles. Judged for every permitted cut that still fits (`_breached`)."""
         round_ = self.round
         assert round_ is not None
-        arrivals = sorted(round_.served.values())
-        columns, row, ahead = round_.columns, round_.row, round_.ahead  # once, not per sighting
-        while round_.traced < len(arrivals):
-            group = round_.traced = round_.traced + 1
-            since = arrivals[group - 2] if group > 1 else -np.inf
-            position = (round_.first_seen - 1 + group - 1) % 8 + 1  # type: ignore[operator]
-            spots = round_.landed.get(position) or [self.locate.zones[f"p{position}"].mean(0)]
-            homes = []
-            for seen, xy, sure in round_.in_flight:  # from the frame the block before landed
-                if since <= seen < arrivals[group - 1]:
-                    homes.append((seen, sure, [_home(xy, spot, row) for spot in spots]))
+        columns, ahead = round_.columns, round_.ahead  # once, not per sighting
+        for group, position, homes in self._flights():
             for index in list(self._judged()):
                 cut = self.judge.views[index]
                 stacks = cut.stacks[group]
@@ -706,6 +693,26 @@ class DeliveryPhase(FollowerBase):
                     float(np.mean([sure for _, sure, _ in away])),
                 )
                 self._breached(index, [breach], out)
+
+    def _flights(self) -> Iterator[tuple[int, int, list[Home]]]:
+        """Each group delivered and not yet traced, marked traced as it is given: its number,
+        the position it went to and each sighting of its block in flight (from the frame the
+        block before it landed), with a line back to the row from each place it landed."""
+        round_ = self.round
+        assert round_ is not None
+        arrivals = sorted(round_.served.values())
+        row = round_.row  # once, not per sighting
+        while round_.traced < len(arrivals):
+            group = round_.traced = round_.traced + 1
+            since = arrivals[group - 2] if group > 1 else -np.inf
+            position = (round_.first_seen - 1 + group - 1) % 8 + 1  # type: ignore[operator]
+            spots = round_.landed.get(position) or [self.locate.zones[f"p{position}"].mean(0)]
+            homes = [
+                (seen, sure, [_home(xy, spot, row) for spot in spots])
+                for seen, xy, sure in round_.in_flight
+                if since <= seen < arrivals[group - 1]
+            ]
+            yield group, position, homes
 
     def _watch_carried(self, t: float, view: View, out: list[Raised]) -> None:
         """Tiles carried from one player's box into another's after delivery. Face-down tiles
@@ -787,8 +794,13 @@ class Line(NamedTuple):
         return self.x + self.slope * ahead.get(stack, 0.0)
 
 
+Home = tuple[float, float, list[Line]]
+"""A sighting of a block in flight: when, how sure the detector was of it, and its lines back
+to the row (`_home`), one from each place the block landed."""
+
+
 def _lifted_elsewhere(
-    homes: list[tuple[float, float, list[Line]]],
+    homes: list[Home],
     columns: list[float],
     stacks: set[int],
     ahead: Mapping[int, float] = NOT_PUSHED,
@@ -862,7 +874,7 @@ def _own_line(
 
 
 def _lifted_for_another(
-    homes: list[tuple[float, float, list[Line]]],
+    homes: list[Home],
     columns: list[float],
     stacks: set[int],
     others: list[set[int]],
