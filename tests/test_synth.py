@@ -9,6 +9,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -70,6 +71,41 @@ def test_a_training_scene_lays_capital_in_the_centre_circle_only_where_no_tile_l
         assert not (in_circle and near), index
         with_capital += bool(in_circle)
     assert 5 <= with_capital <= 30, with_capital
+
+
+def test_a_training_scene_sometimes_carries_a_block_in_flight_with_the_dealers_hand_behind_it() -> (
+    None
+):
+    """A block raised over the cloth with the hand at it, as a delivery carries one: its shadow
+    falls beside it and the hand hides its near ends, the scenes behind the detector's boxes on
+    no tile during deliveries (`FLIGHT_CHANCE`)."""
+    from vision.layout import TableLayout
+    from vision.synth.sampler import random_scene
+    from vision.synth.scene import Box, Prism
+
+    layout, carried = TableLayout(), 0
+    for index in range(60):
+        things = random_scene(np.random.default_rng([11, index]), layout)
+        tiles = [t for t in things if isinstance(t, Box) and t.kind == "tile"]
+        arms = [t for t in things if isinstance(t, Prism) and t.kind == "arm"]
+        raised = [  # above the cloth with no tile under it
+            t
+            for t in tiles
+            if t.centre[2] > t.size[2]
+            and not any(
+                o.centre[2] < t.centre[2]
+                and np.linalg.norm(np.array(o.centre[:2]) - t.centre[:2]) < 12
+                for o in tiles
+            )
+        ]
+        if not raised:
+            continue
+        carried += 1
+        assert all(t.label == "back" for t in raised), index
+        centre = np.mean([t.centre[:2] for t in raised], axis=0).astype(np.float32)
+        reach = [cv2.pointPolygonTest(a.footprint.astype(np.float32), centre, True) for a in arms]
+        assert max(reach, default=-1e9) >= -60, (index, reach)  # the hand at the block
+    assert 8 <= carried <= 30, carried
 
 
 def test_a_scene_without_plaques_is_the_same_scene_with_its_chung_and_button_left_off() -> None:
