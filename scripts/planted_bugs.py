@@ -771,6 +771,13 @@ BUGS = (
         ("tests/test_follow.py", "-k", "half_hides"),
     ),
     Bug(
+        "a-pushed-stack-is-judged-at-its-row-place-before-the-delivery",
+        "vision/follow/delivery.py",
+        "judged_at = place + np.array([0.0, round_.ahead[stack]])\n                round_.lengths",
+        "judged_at = place\n                round_.lengths",
+        ("tests/test_context.py", "-k", "judged_where_it_lies_pushed"),
+    ),
+    Bug(
         "a-swap-alert-at-a-box-not-swapped-goes-uncounted",
         "vision/training/accuracy.py",
         "    return sorted(named - set(swapped or ()))\n",

@@ -340,6 +340,37 @@ def test_a_pushed_stack_stands_wherever_it_lies_pushed_and_goes_only_from_there(
     assert (2 in round_.gone) is gone
 
 
+@pytest.mark.parametrize(
+    ("boxed_ahead", "empty"),
+    [
+        ([12.0, 12.0, 12.0, 21.0], False),  # boxed on, its near end under the hand: not empty
+        ([12.0, 12.0, 12.0, None, None], True),  # lifted before the delivery: empty, gone
+    ],
+    ids=["pushed, boxed further on as the hand comes", "taken before the delivery"],
+)
+def test_before_the_delivery_a_pushed_stack_is_judged_where_it_lies_pushed(
+    table: TableConfig, boxed_ahead: list[float | None], empty: bool
+) -> None:
+    """Its place on the row is empty by the set-up. As the dealer's hand came over the pushed
+    stacks of clean round 1710067 they were boxed 9-10 mm further on, not lying still, and their
+    places on the row, then over 20 mm from any box (`CUT.hides`), read empty: with a frame after
+    the arm had hidden them, a stack gone early and a false `wrong-cut-order`."""
+    follower = RoundFollower(table.model_copy(update={"rules": "mbs-2020"}), run="test")
+    follower._open(0.0, complete=True, phase=Phase.DICE)
+    round_ = follower.round
+    assert round_ is not None
+    round_.places = [np.array([k * PITCH, 200.0]) for k in range(8)]
+    others = {k: 0.0 for k in range(8) if k != 2}
+    previous: list[list[np.ndarray]] = []
+    for index, ahead in enumerate(boxed_ahead):
+        view = _stacks_view(others | ({} if ahead is None else {2: ahead}))
+        follower._note_standing(index / 10, view, previous)
+        previous = [view.stack_xy, *previous][:2]
+    assert round_.ahead.get(2) == 12.0  # read as pushed for the set-up
+    assert (2 in round_.empty_since) is empty
+    assert (2 in round_.gone) is (empty and len(boxed_ahead) > 4)
+
+
 @pytest.fixture(scope="module")
 def box_one_rounds(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Rounds banked at box 1, the chung's banker face there either way: a player/banker at NZ

@@ -408,11 +408,14 @@ class DeliveryPhase(FollowerBase):
         group early came back into view 0.2 s too late to tell Yat Dong Dong with two groups
         swapped from Cup Say: round 1080041 from labels.) A stack lying still
         straight ahead of its place (`SET_UP`) before the delivery stands pushed for the set-up
-        (`_read_set_up`); from the delivery on, such a stack stands wherever it lies pushed,
-        and its empty place ahead of the row is where it is judged gone. (From pixels a
-        pushed stack whose tops are pulled back is boxed 8-22 mm ahead, frame by frame: judged
-        at one frame's distance, it went in and out of sight and its place behind, empty by
-        the set-up, made a false alert in clean round 890019.) A stack not pushed counts only
+        (`_read_set_up`); from then on it stands wherever it lies pushed, and its empty
+        place ahead of the row is where it is judged gone. (Judged at its place on the row
+        until the delivery began, a pushed stack not lying still for a frame as the dealer's
+        hand came read as gone: that frame and one after the arm had hidden it 0.8 s made a
+        false alert in clean round 1710067. From pixels a pushed stack whose tops are pulled
+        back is boxed 8-22 mm ahead, frame by frame: judged at one frame's distance, it went
+        in and out of sight and its place behind, empty by the set-up, made a false alert in
+        clean round 890019.) A stack not pushed counts only
         at its place: the detector boxes a taken stack's shadow 7-10 mm off it (730067). From
         the delivery on, a box at a stack's place longer than that stack was boxed before it
         (`CUT.longer_than_itself`) is the gap beside it: neither standing nor empty."""
@@ -443,6 +446,8 @@ class DeliveryPhase(FollowerBase):
                 elif pushed:
                     seen = pushed
                     round_.ahead[stack] = float(np.median([s.xy[1] - place[1] for s in pushed]))
+                elif stack in round_.ahead:  # pushed, not still there now: its place is empty
+                    judged_at = place + np.array([0.0, round_.ahead[stack]])
                 round_.lengths.setdefault(stack, []).extend(s.length for s in seen)
             else:
                 if not seen and stack in round_.ahead:  # pushed for the set-up: it stands ahead
