@@ -352,7 +352,7 @@ def test_before_the_delivery_a_pushed_stack_is_judged_where_it_lies_pushed(
     table: TableConfig, boxed_ahead: list[float | None], empty: bool
 ) -> None:
     """Its place on the row is empty by the set-up. As the dealer's hand came over the pushed
-    stacks of clean round 1710067 they were boxed 9-10 mm further on, not lying still, and their
+    stacks of clean round 1710067 they were boxed 8-10 mm further on, not lying still, and their
     places on the row, then over 20 mm from any box (`CUT.hides`), read empty: with a frame after
     the arm had hidden them, a stack gone early and a false `wrong-cut-order`."""
     follower = RoundFollower(table.model_copy(update={"rules": "mbs-2020"}), run="test")

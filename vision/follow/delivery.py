@@ -446,7 +446,7 @@ class DeliveryPhase(FollowerBase):
                 elif pushed:
                     seen = pushed
                     round_.ahead[stack] = float(np.median([s.xy[1] - place[1] for s in pushed]))
-                elif stack in round_.ahead:  # pushed, not still there now: its place is empty
+                elif stack in round_.ahead:  # seen pushed, not lying still now: judged there
                     judged_at = place + np.array([0.0, round_.ahead[stack]])
                 round_.lengths.setdefault(stack, []).extend(s.length for s in seen)
             else:
