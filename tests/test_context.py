@@ -13,7 +13,7 @@ import pytest
 
 from rules import CUTS, Bank, CutChoice, bank_shown, find_ruleset, house_sets_bank
 from vision.follow import Announcement, RoundFollower
-from vision.follow.base import Phase
+from vision.follow.base import Phase, Round
 from vision.follow.delivery import StackSighting
 from vision.follow.records import Alert, RoundRecord
 from vision.follow.view import View
@@ -308,6 +308,29 @@ def _stacks_view(stacks: dict[int, float]) -> View:
     )  # fmt: skip
 
 
+def _stack_two_followed(
+    table: TableConfig, phase: Phase, boxed_ahead: list[float | None], ahead: float | None = None
+) -> Round:
+    """An MBS round's stacks followed in `phase`, a frame a tenth of a second: stack 2 boxed
+    this far ahead of its place in each (None: not boxed), the other seven in theirs; `ahead`,
+    where stack 2 was last boxed pushed before the delivery. Three frames alike lie still
+    (`CUT.still_frames`)."""
+    follower = RoundFollower(table.model_copy(update={"rules": "mbs-2020"}), run="test")
+    follower._open(0.0, complete=True, phase=phase)
+    round_ = follower.round
+    assert round_ is not None
+    round_.places = [np.array([k * PITCH, 200.0]) for k in range(8)]
+    if ahead is not None:
+        round_.ahead = {2: ahead}
+    others = {k: 0.0 for k in range(8) if k != 2}
+    previous: list[list[np.ndarray]] = []
+    for index, boxed in enumerate(boxed_ahead):
+        view = _stacks_view(others | ({} if boxed is None else {2: boxed}))
+        follower._note_standing(index / 10, view, previous)
+        previous = [view.stack_xy, *previous][:2]
+    return round_
+
+
 @pytest.mark.parametrize(
     ("boxed_ahead", "stands", "gone"),
     [
@@ -323,19 +346,7 @@ def test_a_pushed_stack_stands_wherever_it_lies_pushed_and_goes_only_from_there(
     """From pixels a pushed stack with its tops pulled back is boxed 8-22 mm ahead of its place
     frame by frame; its place on the row lies empty by the set-up. Judged at one frame's distance
     it went in and out of sight, and was taken for gone (a false alert, clean round 890019)."""
-    follower = RoundFollower(table.model_copy(update={"rules": "mbs-2020"}), run="test")
-    follower._open(0.0, complete=True, phase=Phase.DELIVERY)
-    round_ = follower.round
-    assert round_ is not None
-    round_.places = [np.array([k * PITCH, 200.0]) for k in range(8)]
-    round_.ahead = {2: 11.0}  # as last boxed before the delivery
-    others = {k: 0.0 for k in range(8) if k != 2}
-    previous: list[list[np.ndarray]] = []
-    for index, ahead in enumerate(boxed_ahead):
-        # lying still: `CUT.still_frames` frames within a few millimetres of each other
-        view = _stacks_view(others | ({} if ahead is None else {2: ahead}))
-        follower._note_standing(index / 10, view, previous)
-        previous = [view.stack_xy, *previous][:2]
+    round_ = _stack_two_followed(table, Phase.DELIVERY, boxed_ahead, ahead=11.0)
     assert (2 in round_.standing) is stands
     assert (2 in round_.gone) is gone
 
@@ -355,17 +366,7 @@ def test_before_the_delivery_a_pushed_stack_is_judged_where_it_lies_pushed(
     stacks of clean round 1710067 they were boxed 8-10 mm further on, not lying still, and their
     places on the row, then over 20 mm from any box (`CUT.hides`), read empty: with a frame after
     the arm had hidden them, a stack gone early and a false `wrong-cut-order`."""
-    follower = RoundFollower(table.model_copy(update={"rules": "mbs-2020"}), run="test")
-    follower._open(0.0, complete=True, phase=Phase.DICE)
-    round_ = follower.round
-    assert round_ is not None
-    round_.places = [np.array([k * PITCH, 200.0]) for k in range(8)]
-    others = {k: 0.0 for k in range(8) if k != 2}
-    previous: list[list[np.ndarray]] = []
-    for index, ahead in enumerate(boxed_ahead):
-        view = _stacks_view(others | ({} if ahead is None else {2: ahead}))
-        follower._note_standing(index / 10, view, previous)
-        previous = [view.stack_xy, *previous][:2]
+    round_ = _stack_two_followed(table, Phase.DICE, boxed_ahead)
     assert round_.ahead.get(2) == 12.0  # read as pushed for the set-up
     assert (2 in round_.empty_since) is empty
     assert (2 in round_.gone) is (empty and len(boxed_ahead) > 4)
