@@ -778,6 +778,20 @@ BUGS = (
         ("tests/test_context.py", "-k", "judged_where_it_lies_pushed"),
     ),
     Bug(
+        "an-unsure-stack-beyond-the-block-set-aside-is-believed-on-sight",
+        "vision/follow/delivery.py",
+        "if float(np.median(round_.off_extra_sure)) >= OFF_BOX.sure_extra:",
+        "if True:",
+        ("tests/test_follow.py", "-k", "believed_on_sight_only_when_sure"),
+    ),
+    Bug(
+        "an-unsure-stack-beyond-the-block-set-aside-is-never-settled-by-the-count",
+        "vision/follow/delivery.py",
+        "if round_.off_held and not round_.off_stacks and short:",
+        "if False:",
+        ("tests/test_follow.py", "-k", "believed_on_sight_only_when_sure"),
+    ),
+    Bug(
         "a-swap-alert-at-a-box-not-swapped-goes-uncounted",
         "vision/training/accuracy.py",
         "    return sorted(named - set(swapped or ()))\n",

@@ -201,7 +201,14 @@ class Round:
     short_hands: dict[str, int] = field(default_factory=dict)
     off_stacks: int = 0
     """The most face-down stacks seen in the box out of play's zone, `ROUND.steady` frames
-    running, once more than a block's two were (`DeliveryPhase._count_off_box`); else 0."""
+    running, once more than a block's two were raised as a fifth tile there
+    (`DeliveryPhase._count_off_box`); else 0."""
+    off_held: int = 0
+    """The same count before it is raised: held until the set is counted where the detector was
+    unsure of the stack beyond the block (`DeliveryPhase._settle_off_box`)."""
+    off_held_since: float = 0.0
+    off_extra_sure: list[float] = field(default_factory=list)
+    """The detector's confidence in the stack beyond the block there, each frame it showed."""
     off_streak: Streak = field(default_factory=lambda: Streak(ROUND.steady))
     searches: dict[str, Search] = field(default_factory=dict)
     """Zone -> the search for an object no model boxed beside its short hand (`unboxed`)."""

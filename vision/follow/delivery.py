@@ -232,6 +232,23 @@ stacks of four; the top layer over the bottom, App. D). A box showing more holds
 four tiles."""
 
 
+@dataclass(frozen=True)
+class OffBoxSettings:
+    """When a stack beyond the block at the box out of play is a fifth tile on sight alone."""
+
+    sure_extra: float = 0.80
+    """Median detector confidence, over the frames it shows, of the stack beyond a block's
+    `BLOCK_STACKS` there, at and above which it is raised at once; below, it waits for the set
+    to be counted (`DeliveryPhase._settle_off_box`). The detector boxed bare cloth beside a
+    set-aside block as a third stack at medians 0.46-0.71 (rounds 1710012, 1710169, 1640275,
+    1680057 from pixels, four false `wrong-hand-size`); lone tiles dealt into a box measured
+    0.84-1.00. Written down before the 11 rounds that confirmed it were looked at
+    (runs/offfifth/RULE.txt)."""
+
+
+OFF_BOX = OffBoxSettings()
+
+
 class StackSighting(NamedTuple):
     """A stack's box in one frame: where it lies on the table, how sure the detector is of it
     and its longer side there (mm)."""
@@ -333,15 +350,40 @@ class DeliveryPhase(FollowerBase):
         counted as it lies once dealt: more than `BLOCK_STACKS` stacks there, held
         `ROUND.steady` frames, is a fifth tile at least, `wrong-hand-size` at that box, and a
         hand in play short by it is no tile missing (`HandsPhase._set_aside`). A stack of one
-        shows the same top as a stack of two: a tile short there is unseeable from above."""
+        shows the same top as a stack of two: a tile short there is unseeable from above. The
+        stack beyond the block is believed on sight only when the detector is sure of it
+        (`OFF_BOX.sure_extra`); else it waits for the count (`_settle_off_box`)."""
         round_, zone = self.round, self._off_zone()
         assert round_ is not None
         if zone is None:
             return
-        stacks = [sure for _, z, sure in view.backs_xy if z == zone]
-        if not round_.off_streak.update(len(stacks) > BLOCK_STACKS, t):
+        stacks = sorted((sure for _, z, sure in view.backs_xy if z == zone), reverse=True)
+        extra = len(stacks) > BLOCK_STACKS
+        if extra:
+            round_.off_extra_sure.append(stacks[BLOCK_STACKS])
+        if not round_.off_streak.update(extra, t):
             return
-        round_.off_stacks = max(round_.off_stacks, len(stacks))
+        if not round_.off_held:
+            round_.off_held_since = round_.off_streak.since
+        round_.off_held = max(round_.off_held, len(stacks))
+        if float(np.median(round_.off_extra_sure)) >= OFF_BOX.sure_extra:
+            self._raise_off_box(t, stacks[-1], out)
+
+    def _settle_off_box(self, short: bool, t: float, out: list[Raised]) -> None:
+        """The set counted: a stack beyond the block at the box out of play that the detector
+        was unsure of is a fifth tile there only if the tiles in play fell `short` of those the
+        box leaves in play: 32 tiles, so a tile dealt there was taken from a hand in play. Else
+        it was something beside the block that the detector boxed (bare cloth beside a
+        set-aside block, rounds 1710012 and 1710169 from pixels)."""
+        round_ = self.round
+        assert round_ is not None
+        if round_.off_held and not round_.off_stacks and short:
+            self._raise_off_box(t, float(np.median(round_.off_extra_sure)), out)
+
+    def _raise_off_box(self, t: float, confidence: float, out: list[Raised]) -> None:
+        round_, zone = self.round, self._off_zone()
+        assert round_ is not None and zone is not None
+        round_.off_stacks = round_.off_held
         least, most = 2 * round_.off_stacks - 1, 2 * round_.off_stacks
         self._alert(
             out,
@@ -349,9 +391,9 @@ class DeliveryPhase(FollowerBase):
             self.off_box,
             f"4 tiles set aside, {BLOCK_STACKS} stacks of two",
             f"{round_.off_stacks} stacks: {least} or {most} tiles",
-            round_.off_streak.since,
+            round_.off_held_since,
             t,
-            min(stacks),
+            confidence,
             zone,
             summary=f"Box {self.off_box} is marked Off and its hand is to be set "
             f"aside, but it was dealt {round_.off_stacks} stacks ({least} or {most} tiles) where "

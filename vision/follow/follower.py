@@ -369,7 +369,12 @@ class RoundFollower(DicePhase, DeliveryPhase, ExposurePhase, HandsPhase):
         }
 
     def _judge_set(self, t: float, out: list[Raised]) -> None:
-        """The set counted (`HandsPhase`), then a cut breach held for that count settled."""
+        """The set counted (`HandsPhase`), a stack at the box out of play and a cut breach held
+        for that count settled before it and after it."""
+        round_ = self.round
+        assert round_ is not None
+        aside = self._set_aside()  # four, or none: a held stack does not count yet
+        self._settle_off_box(bool(aside) and sum(round_.faces_seen.values()) < 32 - aside, t, out)
         super()._judge_set(t, out)
         self._settle_held(t, out)
 
