@@ -792,6 +792,13 @@ BUGS = (
         ("tests/test_follow.py", "-k", "believed_on_sight_only_when_sure"),
     ),
     Bug(
+        "a-carried-tile-pausing-a-frame-over-a-box-is-put-down-there",
+        "vision/follow/delivery.py",
+        "            if still >= ROUND.steady:\n",
+        "            if still >= 1:\n",
+        ("tests/test_follow.py", "-k", "pausing_over_a_box"),
+    ),
+    Bug(
         "a-swap-alert-at-a-box-not-swapped-goes-uncounted",
         "vision/training/accuracy.py",
         "    return sorted(named - set(swapped or ()))\n",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.follow.base import PLAYER_ZONES, FollowerBase, K, Phase, Raised, _nearest_first
+from vision.follow.base import PLAYER_ZONES, ROUND, FollowerBase, K, Phase, Raised, _nearest_first
 from vision.follow.dice import _dice
 from vision.follow.judge import CutView
 
@@ -289,6 +289,8 @@ class Track:
     new: bool = False
     """First seen at its last sighting: the zone it lay in is the one it left only if it lies
     still at the next."""
+    still: int = 0
+    """Frames running it has lain at rest in `zone` (0 while it moves)."""
 
     @property
     def reach(self) -> float:
@@ -766,7 +768,10 @@ class DeliveryPhase(FollowerBase):
         are followed from frame to frame (nearest predicted position, one to one, so two hands
         passing each other keep apart); each remembers the zone it last lay still in, and one
         that comes to rest in another player's box than the served box it left raises the
-        alert, as sure as the detector was of the tile where it came to rest. A tile first seen
+        alert, as sure as the detector was of the tile where it came to rest, `ROUND.steady`
+        frames running: where two hands cross over a box between them, one frame's match gives a
+        tile a step short enough to be at rest there (14 of 193 swaps from pixels also named a
+        box passed over, 1710144, 1670004; runs/swaprest/RULE.txt). A tile first seen
         moving left no box we know of (1600144 from labels: two tiles of hands carried across
         box 6, first seen over it, were taken for box 6's hand carried to box 7). A tile that
         moves on is only passing over a box; the banker's hand going to the bank area is the
@@ -793,7 +798,12 @@ class DeliveryPhase(FollowerBase):
             moving = before is not None and float(np.linalg.norm(velocity)) > CARRIED.resting
             if moving and before is not None and before.new:
                 origin = ""  # first seen in flight: it left no box we know of
+            still = 0
             if zone and not moving:
+                still = 1
+                if before is not None and before.still and before.zone == zone:
+                    still = before.still + 1
+            if still >= ROUND.steady:
                 to = _carried_to(zone, self.judge.banker)
                 if (
                     to is not None
@@ -817,7 +827,7 @@ class DeliveryPhase(FollowerBase):
                         "after delivery.",
                     )
                 origin = zone
-            current.append(Track(xy, zone, origin, velocity, new=before is None))
+            current.append(Track(xy, zone, origin, velocity, new=before is None, still=still))
         continued = set(pairs.values())
         current += [
             replace(track, xy=track.xy + track.velocity, unseen=track.unseen + 1)
