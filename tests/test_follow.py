@@ -2291,8 +2291,8 @@ def _off_backs(frame: Detections, locate: Locate, off_box: int) -> list[int]:
 
 
 def _beside_the_block(sure: float) -> Callable[[Detections, Locate, int], Detections]:
-    """A back boxed beside the block set aside, where the block's two stacks lie, the row of
-    two carried on one stack further: the detector's box on bare cloth (1710012 from pixels)."""
+    """A back boxed beside the set-aside block, one stack's width on from its two stacks, at
+    confidence `sure`: the detector's box on bare cloth (1710012 from pixels)."""
 
     def change(frame: Detections, locate: Locate, off_box: int) -> Detections:
         backs = _off_backs(frame, locate, off_box)

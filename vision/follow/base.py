@@ -207,6 +207,7 @@ class Round:
     """The same count before it is raised: held until the set is counted where the detector was
     unsure of the stack beyond the block (`DeliveryPhase._settle_off_box`)."""
     off_held_since: float = 0.0
+    """When that count was first held."""
     off_extra_sure: list[float] = field(default_factory=list)
     """The detector's confidence in the stack beyond the block there, each frame it showed."""
     off_streak: Streak = field(default_factory=lambda: Streak(ROUND.steady))

@@ -241,9 +241,10 @@ class OffBoxSettings:
     `BLOCK_STACKS` there, at and above which it is raised at once; below, it waits for the set
     to be counted (`DeliveryPhase._settle_off_box`). The detector boxed bare cloth beside a
     set-aside block as a third stack at medians 0.46-0.71 (rounds 1710012, 1710169, 1640275,
-    1680057 from pixels, four false `wrong-hand-size`); lone tiles dealt into a box measured
-    0.84-1.00. Written down before the 11 rounds that confirmed it were looked at
-    (runs/offfifth/RULE.txt)."""
+    1680057 from pixels, four false `wrong-hand-size`); lone tiles dealt into a player's box
+    measured 0.84-1.00. Written down before the 11 rounds that confirmed it were looked at
+    (runs/offfifth/RULE.txt): lone tiles dealt into the hand set aside measured 0.67-0.87
+    there, so about half are raised at the count (11-15 s later), none lost."""
 
 
 OFF_BOX = OffBoxSettings()
