@@ -650,6 +650,27 @@ BUGS = (
         ("tests/test_reuse.py", "-k", "edge"),
     ),
     Bug(
+        "reuse-keeps-a-look-s-miss-of-a-still-tile",
+        "vision/reuse.py",
+        "        self.lost = _lost_unchanged(before, self.kept, still, pixel)\n",
+        "",
+        ("tests/test_reuse.py", "-k", "lost_while_still"),
+    ),
+    Bug(
+        "reuse-looks-again-for-a-tile-taken-away",
+        "vision/reuse.py",
+        "        if not seen and still[_blocks_under(corners, pixel)].all()\n",
+        "        if not seen\n",
+        ("tests/test_reuse.py", "-k", "lost_while_still"),
+    ),
+    Bug(
+        "reuse-looks-again-for-an-unsure-tile-s-flicker",
+        "vision/reuse.py",
+        "    tiles = before[_tiles(before) & (before.confidence >= DOUBT)]\n",
+        "    tiles = before[_tiles(before)]\n",
+        ("tests/test_reuse.py", "-k", "lost_while_still"),
+    ),
+    Bug(
         "a-stack-gone-early-judged-only-once-its-group-arrived",
         "vision/follow/delivery.py",
         "            before = arrivals[last - 2] if arrived else t\n",

@@ -501,7 +501,10 @@ def _models_digest(reuse: bool) -> str:
         r = reuse_module
         settings = (r.SIDE, r.BLOCK, r.CHANGED, r.MARGIN, r.MOST, r.REFRESH, r.DOUBT, r.EDGE)
         digest.update(repr(settings).encode())
-        code = (r.Reuse, r.Region, r.changed_regions, r._merged, r._grey, r._exchange, r._within)
+        code = (
+            *(r.Reuse, r.Region, r.changed_regions, r._merged, r._grey, r._exchange, r._within),
+            *(r._tiles, r._lost_unchanged, r._changed_blocks, r._block_pixels, r._blocks_under),
+        )
         for part in (*code, detector.part_blob, detector.Detector.resolve):
             digest.update(inspect.getsource(part).encode())
     return digest.hexdigest()[:12]
