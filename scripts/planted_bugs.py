@@ -671,6 +671,13 @@ BUGS = (
         ("tests/test_reuse.py", "-k", "lost_while_still"),
     ),
     Bug(
+        "accuracy-counts-a-round-never-followed-as-quiet",
+        "vision/training/accuracy.py",
+        "    quiet = sum(not o.raised for o in followed)\n",
+        "    quiet, followed = sum(not o.raised for o in clean), clean\n",
+        ("tests/test_follow.py", "-k", "only_followed"),
+    ),
+    Bug(
         "a-stack-gone-early-judged-only-once-its-group-arrived",
         "vision/follow/delivery.py",
         "            before = arrivals[last - 2] if arrived else t\n",

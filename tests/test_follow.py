@@ -1792,6 +1792,33 @@ def test_a_foreign_tile_doubled_only_in_the_hand_set_aside_is_told_apart(
     assert foreign_set_aside(plan) is hidden
 
 
+@pytest.mark.parametrize(
+    ("errors", "raised", "line"),
+    [
+        ([None, None], [[], ["wrong-cut-order"]], "1 of 2 followed (50.0%)."),
+        ([None, "found 2 of the 4 corner markers"], [[], []],
+         "1 of 1 followed (100.0%); 1 of 2 not followed (failed, below)."),
+    ],
+    ids=["all followed", "one never followed"],
+)  # fmt: skip
+def test_the_accuracy_report_counts_only_followed_rounds_as_quiet(
+    errors: list[str | None], raised: list[list[str]], line: str
+) -> None:
+    """1736039: the simulated camera framed two markers out of view, the round was never
+    followed, and the report counted it among the clean rounds that raised nothing."""
+    from vision.training.accuracy import Outcome, report
+
+    def clean(seed: int, error: str | None, alerts: list[str]) -> Outcome:
+        return Outcome(seed, "nz-1998", None, alerts, {}, 8, 8, not error, 1.0, 260, error=error,
+                       confidence=dict.fromkeys(alerts, 0.8))  # fmt: skip
+
+    outcomes = [
+        clean(1736000 + i, *pair) for i, pair in enumerate(zip(errors, raised, strict=True))
+    ]
+    text = report(outcomes, "labels", (1920, 1080), "python3 -m vision.training.accuracy", 60.0)
+    assert f"- Clean rounds without any alert: {line}" in text.splitlines()
+
+
 def test_the_accuracy_report_counts_the_tiles_missing_from_the_hand_set_aside_apart() -> None:
     from vision.training.accuracy import Outcome, _set_aside_line
 
