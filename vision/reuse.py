@@ -23,13 +23,13 @@ changed, so the models look there again on each frame's own pixels. On whole fra
 noise makes such a box come and go from frame to frame, and the round follower relies on
 that (a back misread as a face does not hold for the frames an alert needs; a second box
 over a stack does not stand in every frame); kept, one noisy answer would hold for seconds.
-For the same reason, where a part's look lost a tile whose pixels had not changed
-(`_lost_unchanged`), the next frame is looked at whole: kept, one look's miss of a stack that
-stood still beside a change held for as long as nothing near it moved, while the follower
-counts a stack gone from two frames seen empty (round 1735033: one miss kept for three frames,
-a false `wrong-cut-order`). Not a second look at a part: a part's look differs from the whole
-frame's where its borders reach (the network's padding), and a look at a crop like the one
-that missed missed again there; the whole frame found the stack.
+For the same reason, where a part's look lost a tile the detector had been sure of and whose
+pixels had not changed (`_lost_unchanged`), the next frame is looked at whole: kept, one look's
+miss of a stack that stood still beside a change held for as long as nothing near it moved,
+while the follower counts a stack gone from two frames seen empty (round 1735033: one miss kept
+for three frames, a false `wrong-cut-order`). Not a second look at a part: a part's look
+differs from the whole frame's where its borders reach (the network's padding), and a look at
+a crop like the one that missed missed again there; the whole frame found the stack.
 """
 
 from __future__ import annotations
@@ -129,8 +129,8 @@ class Reuse:
         self.regions: list[Region] = []
         """The regions of the last frame looked at again (none when it was looked at whole)."""
         self.lost = np.zeros((0, 4, 2))
-        """Tiles the last frame's look at its parts lost while the pixels under them stood
-        still: the next frame is looked at whole."""
+        """Tiles, sure ones, that the last frame's look at its parts lost while the pixels
+        under them stood still: the next frame is looked at whole."""
 
     def detections(self, t: float, image: NDArray[np.uint8]) -> Detections:
         grey = _grey(image)
