@@ -138,7 +138,8 @@ class Reuse:
             return self._whole(t, image, grey)
         assert self.reference is not None
         doubtful = self.kept.corners[_tiles(self.kept) & (self.kept.confidence < DOUBT)]
-        regions = changed_regions(self.reference, grey, image.shape[1], image.shape[0], doubtful)
+        changed = _changed_blocks(self.reference, grey)
+        regions = _regions_around(changed, grey, image.shape[1], image.shape[0], doubtful)
         looked = sum((r.crop[2] - r.crop[0]) * (r.crop[3] - r.crop[1]) for r in regions)
         share = looked / (image.shape[0] * image.shape[1])
         if share > MOST:
@@ -146,7 +147,7 @@ class Reuse:
         self.looked, self.regions = share, regions
         if not regions:
             return self.kept
-        before, still = self.kept, ~_changed_blocks(self.reference, grey)
+        before, still = self.kept, ~changed
         centres = self.kept.corners.mean(axis=1)
         stale = np.zeros(len(self.kept), bool)
         parts = []
@@ -241,7 +242,18 @@ def changed_regions(
     """The regions to look at again in a `width` x `height` frame whose grey copy is `grey`:
     one per group of changed blocks (merged where their looks would overlap). The blocks under
     `doubtful` detections (N x 4 x 2 corners, frame pixels) count as changed."""
-    changed = _changed_blocks(reference, grey)
+    return _regions_around(_changed_blocks(reference, grey), grey, width, height, doubtful)
+
+
+def _regions_around(
+    changed: NDArray[np.bool_],
+    grey: NDArray[np.int16],
+    width: int,
+    height: int,
+    doubtful: NDArray[np.float64] | None,
+) -> list[Region]:
+    """`changed_regions` from the blocks already found changed (`_changed_blocks`)."""
+    changed = changed.copy()
     pixel = _block_pixels(width, height, grey)
     for corners in doubtful if doubtful is not None else ():
         changed[_blocks_under(corners, pixel)] = True

@@ -504,6 +504,7 @@ def _models_digest(reuse: bool) -> str:
         code = (
             *(r.Reuse, r.Region, r.changed_regions, r._merged, r._grey, r._exchange, r._within),
             *(r._tiles, r._lost_unchanged, r._changed_blocks, r._block_pixels, r._blocks_under),
+            r._regions_around,
         )
         for part in (*code, detector.part_blob, detector.Detector.resolve):
             digest.update(inspect.getsource(part).encode())
